@@ -1,0 +1,344 @@
+// Package config defines Switchyard's YAML schema (DESIGN.md §2): the types,
+// their defaults, ${ENV} expansion and validation with field paths.
+//
+// Load reads a file, expands ${NAME} references in string values, applies
+// defaults (a route inherits every key of `defaults` it does not set) and
+// validates the result. Every problem is reported as a FieldError naming the
+// path of the offending key, e.g. `upstreams[2].weight: must be 1–100, got 0`.
+package config
+
+import "time"
+
+// Providers an upstream may speak.
+const (
+	ProviderOpenAI           = "openai"
+	ProviderOpenAICompatible = "openai-compatible"
+	ProviderAzureOpenAI      = "azure-openai"
+	ProviderAnthropic        = "anthropic"
+)
+
+// Balancing strategies a route may select (DESIGN.md §4).
+const (
+	StrategyWeightedRandom = "weighted-random"
+	StrategySmoothWRR      = "smooth-wrr"
+	StrategyRoundRobin     = "round-robin"
+	StrategyLeastConn      = "least-conn"
+	StrategyP2CEWMA        = "p2c-ewma"
+	StrategyAdaptive       = "adaptive"
+	StrategyFailover       = "failover"
+)
+
+// Strategies lists every valid strategy name.
+var Strategies = []string{
+	StrategyWeightedRandom, StrategySmoothWRR, StrategyRoundRobin, StrategyLeastConn,
+	StrategyP2CEWMA, StrategyAdaptive, StrategyFailover,
+}
+
+// Config is the whole switchyard.yaml file.
+type Config struct {
+	// Listen is the client API address. Default ":8080".
+	Listen string `yaml:"listen" json:"listen"`
+	// Admin configures the admin API and dashboard.
+	Admin Admin `yaml:"admin" json:"admin"`
+	// Store selects the persistence backend.
+	Store Store `yaml:"store" json:"store"`
+	// State selects where live routing state is kept.
+	State State `yaml:"state" json:"state"`
+	// Log configures logging.
+	Log Log `yaml:"log" json:"log"`
+	// Metrics configures the /metrics endpoint.
+	Metrics Metrics `yaml:"metrics" json:"metrics"`
+	// Defaults are the route settings used when a model has no route entry,
+	// and inherited by every route for the keys it does not set.
+	Defaults RouteSettings `yaml:"defaults" json:"defaults"`
+	// Affinity is the global session-affinity block.
+	Affinity Affinity `yaml:"affinity" json:"affinity"`
+	// Health configures active health probes.
+	Health Health `yaml:"health" json:"health"`
+	// Circuit configures the per-upstream circuit breaker.
+	Circuit Circuit `yaml:"circuit" json:"circuit"`
+	// Keys are the client API keys.
+	Keys []Key `yaml:"keys" json:"keys"`
+	// Routes are per-model settings.
+	Routes []Route `yaml:"routes" json:"routes"`
+	// Upstreams are the provider accounts and endpoints traffic is spread over.
+	Upstreams []Upstream `yaml:"upstreams" json:"upstreams"`
+
+	// Warnings are problems that do not stop loading, such as a ${NAME}
+	// reference to an unset variable. Not part of the file.
+	Warnings Errors `yaml:"-" json:"-"`
+}
+
+// Admin configures the admin API.
+type Admin struct {
+	// Listen is a separate admin address; "" serves admin under /admin on the main listener.
+	Listen string `yaml:"listen" json:"listen"`
+	// Token is the bearer token /admin/api requires; empty disables the admin API.
+	Token string `yaml:"token" json:"-"`
+}
+
+// Store selects the persistence backend.
+type Store struct {
+	// Driver is sqlite (default) or postgres.
+	Driver string `yaml:"driver" json:"driver"`
+	// DSN is the sqlite file path (default "switchyard.db") or a postgres URL.
+	DSN string `yaml:"dsn" json:"-"`
+}
+
+// State selects where live routing state lives.
+type State struct {
+	// Driver is memory (default) or redis.
+	Driver string `yaml:"driver" json:"driver"`
+	// RedisURL is the redis:// URL, required when Driver is redis.
+	RedisURL string `yaml:"redis_url" json:"-"`
+	// RedisPrefix prefixes every key. Default "switchyard:".
+	RedisPrefix string `yaml:"redis_prefix" json:"redis_prefix"`
+}
+
+// Log configures logging.
+type Log struct {
+	// Level is debug, info (default), warn or error. debug logs every routing decision.
+	Level string `yaml:"level" json:"level"`
+	// Requests persists request logs (never bodies). Default true.
+	Requests bool `yaml:"requests" json:"requests"`
+}
+
+// Metrics configures /metrics.
+type Metrics struct {
+	// Token, when non-empty, is the bearer token /metrics requires.
+	Token string `yaml:"token" json:"-"`
+}
+
+// RouteSettings are the per-route knobs; `defaults` holds the global values.
+type RouteSettings struct {
+	// Strategy is one of Strategies. Default weighted-random.
+	Strategy string `yaml:"strategy" json:"strategy"`
+	// Retries is the number of extra attempts after the first, on other upstreams. Default 2, 0–10.
+	Retries int `yaml:"retries" json:"retries"`
+	// Timeout bounds the whole request. Default 300s.
+	Timeout time.Duration `yaml:"timeout" json:"timeout"`
+	// FirstByteTimeout bounds the wait for response headers (and, when
+	// streaming, the first event) before failing over. Default 60s.
+	FirstByteTimeout time.Duration `yaml:"first_byte_timeout" json:"first_byte_timeout"`
+	// MaxBodyBytes caps the request body. Default 10485760 (10 MiB).
+	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes"`
+	// StreamIdleTimeout bounds the gap between SSE events after the first. Default 60s.
+	StreamIdleTimeout time.Duration `yaml:"stream_idle_timeout" json:"stream_idle_timeout"`
+	// RetryBudget is the share of the request rate retries may add (at least 3/s). Default 0.2, 0–1.
+	RetryBudget float64 `yaml:"retry_budget" json:"retry_budget"`
+	// MaxWait is how long to wait when every candidate is cooling down or full. Default 0.
+	MaxWait time.Duration `yaml:"max_wait" json:"max_wait"`
+}
+
+// Affinity configures session affinity (DESIGN.md §5).
+type Affinity struct {
+	// Enabled turns session affinity on. Default true.
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// SlidingTTL expires a binding unused for this long. Default 5m.
+	SlidingTTL time.Duration `yaml:"sliding_ttl" json:"sliding_ttl"`
+	// AbsoluteTTL expires a binding this long after it was made. Default 30m.
+	AbsoluteTTL time.Duration `yaml:"absolute_ttl" json:"absolute_ttl"`
+	// MaxEntries bounds the table (LRU eviction). Default 10000.
+	MaxEntries int `yaml:"max_entries" json:"max_entries"`
+}
+
+// Health configures active probes.
+type Health struct {
+	// Interval is the probe period; 0 disables probes. Default 30s.
+	Interval time.Duration `yaml:"interval" json:"interval"`
+	// Probe is models (GET {base_url}/models, default) or chat (max_tokens=1).
+	Probe string `yaml:"probe" json:"probe"`
+	// Timeout bounds one probe. Default 5s.
+	Timeout time.Duration `yaml:"timeout" json:"timeout"`
+}
+
+// Circuit configures the circuit breaker (DESIGN.md §6).
+type Circuit struct {
+	// FailureThreshold failures within Window open the breaker. Default 5, ≥1.
+	FailureThreshold int `yaml:"failure_threshold" json:"failure_threshold"`
+	// Window is the failure-counting window. Default 30s.
+	Window time.Duration `yaml:"window" json:"window"`
+	// OpenDuration is how long an open breaker rejects traffic. Default 60s.
+	OpenDuration time.Duration `yaml:"open_duration" json:"open_duration"`
+	// ProbeInterval spaces half-open probe requests. Default 10s.
+	ProbeInterval time.Duration `yaml:"probe_interval" json:"probe_interval"`
+	// SuccessThreshold successful probes close the breaker. Default 1, ≥1.
+	SuccessThreshold int `yaml:"success_threshold" json:"success_threshold"`
+	// SlowStart ramps effective weight from 10% to 100% after closing. Default 30s; 0 disables.
+	SlowStart time.Duration `yaml:"slow_start" json:"slow_start"`
+}
+
+// SpendLimit caps spend over a period.
+type SpendLimit struct {
+	// USD is the cap in US dollars; 0 means none.
+	USD float64 `yaml:"usd" json:"usd"`
+	// Period is day or month (default).
+	Period string `yaml:"period" json:"period"`
+}
+
+// Key is a client API key.
+type Key struct {
+	// Name identifies the key in logs and the admin API. Required, unique.
+	Name string `yaml:"name" json:"name"`
+	// Key is the plaintext secret clients send. Never stored; only its hash is.
+	Key string `yaml:"key" json:"-"`
+	// KeySHA256 is the hex SHA-256 of the secret, as an alternative to Key.
+	KeySHA256 string `yaml:"key_sha256" json:"key_sha256"`
+	// AllowedModels are globs of client model names; empty allows all.
+	AllowedModels []string `yaml:"allowed_models" json:"allowed_models"`
+	// AllowedUpstreams, when non-empty, restricts the key to these upstreams.
+	AllowedUpstreams []string `yaml:"allowed_upstreams" json:"allowed_upstreams"`
+	// RPM is the per-key request limit per minute; 0 means none.
+	RPM int `yaml:"rpm" json:"rpm"`
+	// SpendLimit caps the key's spend.
+	SpendLimit SpendLimit `yaml:"spend_limit" json:"spend_limit"`
+}
+
+// RouteAffinity overrides the global affinity block for one route.
+type RouteAffinity struct {
+	// Enabled overrides affinity.enabled; nil inherits it.
+	Enabled *bool `yaml:"enabled" json:"enabled,omitempty"`
+	// SlidingTTL overrides affinity.sliding_ttl when non-zero.
+	SlidingTTL time.Duration `yaml:"sliding_ttl" json:"sliding_ttl,omitempty"`
+	// AbsoluteTTL overrides affinity.absolute_ttl when non-zero.
+	AbsoluteTTL time.Duration `yaml:"absolute_ttl" json:"absolute_ttl,omitempty"`
+}
+
+// Route holds per-model settings. It inherits every key of `defaults` it does not set.
+type Route struct {
+	// Model is the client-facing model name; globs (`gpt-4o*`) allowed.
+	Model string `yaml:"model" json:"model"`
+	// RouteSettings are the inherited knobs.
+	RouteSettings `yaml:",inline" json:",inline"`
+	// FallbackModels are tried, in order, after every upstream of Model failed.
+	FallbackModels []string `yaml:"fallback_models" json:"fallback_models"`
+	// Affinity overrides the global affinity block.
+	Affinity RouteAffinity `yaml:"affinity" json:"affinity"`
+}
+
+// Queue configures an upstream's concurrency wait queue.
+type Queue struct {
+	// Enabled makes a full upstream waitable instead of skipped. Default false.
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// Timeout is the longest wait for a slot. Default 5s.
+	Timeout time.Duration `yaml:"timeout" json:"timeout"`
+	// MaxLength bounds the number waiting. Default 100.
+	MaxLength int `yaml:"max_length" json:"max_length"`
+}
+
+// RateLimit gives an upstream's known provider limits.
+type RateLimit struct {
+	// RPM is requests per minute; 0 means unknown (learned from headers).
+	RPM int `yaml:"rpm" json:"rpm"`
+	// TPM is tokens per minute; 0 means unknown (learned from headers).
+	TPM int `yaml:"tpm" json:"tpm"`
+}
+
+// Price is an upstream's token price.
+type Price struct {
+	// InputPerMTok is USD per million input tokens.
+	InputPerMTok float64 `yaml:"input_per_mtok" json:"input_per_mtok"`
+	// OutputPerMTok is USD per million output tokens.
+	OutputPerMTok float64 `yaml:"output_per_mtok" json:"output_per_mtok"`
+}
+
+// AffinityMigration says when a session may move to a better tier.
+type AffinityMigration struct {
+	// Mode is never (default), cross_tier or always.
+	Mode string `yaml:"mode" json:"mode"`
+	// MaxContentLength > 0 allows migration only for shorter request bodies.
+	MaxContentLength int64 `yaml:"max_content_length" json:"max_content_length"`
+}
+
+// Upstream is one provider account or endpoint.
+type Upstream struct {
+	// Name is the unique, stable id. Required.
+	Name string `yaml:"name" json:"name"`
+	// Provider is openai, anthropic, azure-openai or openai-compatible. Required.
+	Provider string `yaml:"provider" json:"provider"`
+	// BaseURL includes the version path (https://api.openai.com/v1); the
+	// gateway appends /chat/completions, /messages, /models, …  For
+	// azure-openai it is the resource URL (https://NAME.openai.azure.com).
+	BaseURL string `yaml:"base_url" json:"base_url"`
+	// APIKey is the upstream secret. Never logged or returned.
+	APIKey string `yaml:"api_key" json:"api_key,omitempty"`
+	// APIVersion is the azure-openai api-version query parameter
+	// (default 2024-10-21) or the anthropic-version header (default 2023-06-01).
+	APIVersion string `yaml:"api_version" json:"api_version,omitempty"`
+	// Models are the client model names (globs allowed) this upstream serves. Required.
+	Models []string `yaml:"models" json:"models"`
+	// ModelMap rewrites a client model name to the upstream's name (for
+	// azure-openai: the deployment name).
+	ModelMap map[string]string `yaml:"model_map" json:"model_map,omitempty"`
+	// Weight is the share within a tier. Default 1, 1–100.
+	Weight int `yaml:"weight" json:"weight"`
+	// Priority is the tier; lower is tried first. Default 0, 0–100.
+	Priority int `yaml:"priority" json:"priority"`
+	// MaxConcurrency caps in-flight requests; 0 means unlimited.
+	MaxConcurrency int `yaml:"max_concurrency" json:"max_concurrency"`
+	// Queue makes a full upstream waitable.
+	Queue Queue `yaml:"queue" json:"queue"`
+	// RateLimit gives known provider limits.
+	RateLimit RateLimit `yaml:"rate_limit" json:"rate_limit"`
+	// SpendLimit caps the upstream's spend.
+	SpendLimit SpendLimit `yaml:"spend_limit" json:"spend_limit"`
+	// Price is the token price used for spend.
+	Price Price `yaml:"price" json:"price"`
+	// AffinityMigration says when bound sessions may move to a better tier.
+	AffinityMigration AffinityMigration `yaml:"affinity_migration" json:"affinity_migration"`
+	// Headers are extra headers sent upstream.
+	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
+	// Active includes the upstream in routing. Default true.
+	Active bool `yaml:"active" json:"active"`
+}
+
+// Default returns a Config holding every default of DESIGN.md §2.
+func Default() Config {
+	return Config{
+		Listen: ":8080",
+		Store:  Store{Driver: "sqlite", DSN: "switchyard.db"},
+		State:  State{Driver: "memory", RedisPrefix: "switchyard:"},
+		Log:    Log{Level: "info", Requests: true},
+		Defaults: RouteSettings{
+			Strategy:          StrategyWeightedRandom,
+			Retries:           2,
+			Timeout:           300 * time.Second,
+			FirstByteTimeout:  60 * time.Second,
+			MaxBodyBytes:      10 << 20,
+			StreamIdleTimeout: 60 * time.Second,
+			RetryBudget:       0.2,
+		},
+		Affinity: Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000},
+		Health:   Health{Interval: 30 * time.Second, Probe: "models", Timeout: 5 * time.Second},
+		Circuit: Circuit{
+			FailureThreshold: 5, Window: 30 * time.Second, OpenDuration: 60 * time.Second,
+			ProbeInterval: 10 * time.Second, SuccessThreshold: 1, SlowStart: 30 * time.Second,
+		},
+	}
+}
+
+// DefaultUpstream returns an Upstream holding the per-upstream defaults.
+func DefaultUpstream() Upstream {
+	return Upstream{
+		Weight:            1,
+		Active:            true,
+		Queue:             Queue{Timeout: 5 * time.Second, MaxLength: 100},
+		SpendLimit:        SpendLimit{Period: "month"},
+		AffinityMigration: AffinityMigration{Mode: "never"},
+	}
+}
+
+// DefaultKey returns a Key holding the per-key defaults.
+func DefaultKey() Key {
+	return Key{SpendLimit: SpendLimit{Period: "month"}}
+}
+
+// Settings returns the effective settings for a client model: the first
+// route whose model matches exactly, else the first whose glob matches, else
+// the defaults. The boolean reports whether a route matched.
+func (c *Config) Settings(model string) (Route, bool) {
+	if r, ok := MatchRoute(c.Routes, model); ok {
+		return r, true
+	}
+	return Route{Model: model, RouteSettings: c.Defaults}, false
+}

@@ -1,0 +1,379 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+)
+
+// FieldError is one problem in a configuration, located by its key path.
+type FieldError struct {
+	// Path is the dotted key path, e.g. "upstreams[2].weight"; "" for the whole file.
+	Path string
+	// Msg says what is wrong.
+	Msg string
+}
+
+func (e FieldError) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+// Errors is every problem found in a configuration. It is returned as an
+// error by Load; callers print each entry on its own line.
+type Errors []FieldError
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Load reads, expands, defaults and validates the configuration file at path.
+// On failure it returns Errors listing every problem found.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return Parse(data, os.LookupEnv)
+}
+
+// Parse decodes YAML bytes into a Config, expanding ${NAME} in string values
+// with lookup, applying defaults and validating. On failure it returns Errors.
+func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	var raw any
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, Errors{{Msg: "parsing YAML: " + yaml.FormatError(err, false, true)}}
+	}
+	if raw == nil {
+		raw = map[string]any{}
+	}
+	cfg := Default()
+	d := decoder{lookup: lookup, cfg: &cfg}
+	d.decode(reflect.ValueOf(&cfg).Elem(), raw, "")
+	if len(d.errs) > 0 {
+		return nil, d.errs
+	}
+	if errs := cfg.Validate(); len(errs) > 0 {
+		return nil, errs
+	}
+	return &cfg, nil
+}
+
+// decoder turns the generic YAML tree into typed values, reporting every
+// problem with its path rather than stopping at the first.
+type decoder struct {
+	lookup func(string) (string, bool)
+	cfg    *Config // partially decoded; routes inherit cfg.Defaults
+	errs   Errors
+}
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+func (d *decoder) fail(path, format string, args ...any) {
+	d.errs = append(d.errs, FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (d *decoder) decode(v reflect.Value, raw any, path string) {
+	if raw == nil { // `key:` with no value keeps the default
+		return
+	}
+	if s, ok := raw.(string); ok && v.Kind() != reflect.String && v.Type() != durationType {
+		raw = d.expand(s, path) // `weight: ${W}` reads the number from the environment
+	}
+	if v.Type() == durationType {
+		d.decodeDuration(v, raw, path)
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		d.decodeStruct(v, raw, path)
+	case reflect.Slice:
+		d.decodeSlice(v, raw, path)
+	case reflect.Map:
+		d.decodeMap(v, raw, path)
+	case reflect.Pointer:
+		elem := reflect.New(v.Type().Elem())
+		d.decode(elem.Elem(), raw, path)
+		v.Set(elem)
+	case reflect.String:
+		s, ok := scalarString(raw)
+		if !ok {
+			d.fail(path, "must be a string, got %s", describe(raw))
+			return
+		}
+		v.SetString(d.expand(s, path))
+	case reflect.Bool:
+		b, ok := raw.(bool)
+		if s, isStr := raw.(string); isStr {
+			b, ok = s == "true", s == "true" || s == "false"
+		}
+		if !ok {
+			d.fail(path, "must be true or false, got %s", describe(raw))
+			return
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		n, ok := toInt(raw)
+		if !ok {
+			d.fail(path, "must be a whole number, got %s", describe(raw))
+			return
+		}
+		v.SetInt(n)
+	case reflect.Float64:
+		f, ok := toFloat(raw)
+		if !ok {
+			d.fail(path, "must be a number, got %s", describe(raw))
+			return
+		}
+		v.SetFloat(f)
+	default:
+		d.fail(path, "unsupported field type %s", v.Type())
+	}
+}
+
+func (d *decoder) decodeStruct(v reflect.Value, raw any, path string) {
+	m, ok := raw.(map[string]any)
+	if !ok {
+		d.fail(path, "must be a mapping, got %s", describe(raw))
+		return
+	}
+	fields := map[string]reflect.Value{}
+	collectFields(v, fields)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, ok := fields[k]; !ok {
+			d.fail(join(path, k), "unknown key")
+		}
+	}
+	// Decode in declaration order so that `defaults` is known before `routes`.
+	for _, name := range fieldOrder(v.Type()) {
+		if val, ok := m[name]; ok {
+			d.decode(fields[name], val, join(path, name))
+		}
+	}
+}
+
+func (d *decoder) decodeSlice(v reflect.Value, raw any, path string) {
+	items, ok := raw.([]any)
+	if !ok {
+		if s, isStr := raw.(string); isStr && v.Type().Elem().Kind() == reflect.String {
+			items = []any{s} // a lone string where a list is expected
+		} else {
+			d.fail(path, "must be a list, got %s", describe(raw))
+			return
+		}
+	}
+	out := reflect.MakeSlice(v.Type(), len(items), len(items))
+	for i, item := range items {
+		elem := out.Index(i)
+		d.setElementDefault(elem)
+		d.decode(elem, item, fmt.Sprintf("%s[%d]", path, i))
+	}
+	v.Set(out)
+}
+
+// setElementDefault gives list elements their per-element defaults; a route
+// starts from the (already decoded) `defaults` block.
+func (d *decoder) setElementDefault(elem reflect.Value) {
+	switch p := elem.Addr().Interface().(type) {
+	case *Upstream:
+		*p = DefaultUpstream()
+	case *Key:
+		*p = DefaultKey()
+	case *Route:
+		*p = Route{RouteSettings: d.cfg.Defaults}
+	}
+}
+
+func (d *decoder) decodeMap(v reflect.Value, raw any, path string) {
+	m, ok := raw.(map[string]any)
+	if !ok {
+		d.fail(path, "must be a mapping, got %s", describe(raw))
+		return
+	}
+	out := reflect.MakeMapWithSize(v.Type(), len(m))
+	for k, val := range m {
+		elem := reflect.New(v.Type().Elem()).Elem()
+		d.decode(elem, val, join(path, k))
+		out.SetMapIndex(reflect.ValueOf(k), elem)
+	}
+	v.Set(out)
+}
+
+func (d *decoder) decodeDuration(v reflect.Value, raw any, path string) {
+	switch x := raw.(type) {
+	case string:
+		s := d.expand(x, path)
+		dur, err := time.ParseDuration(s)
+		if err != nil {
+			d.fail(path, "must be a duration such as 500ms, 30s or 5m, got %q", s)
+			return
+		}
+		v.SetInt(int64(dur))
+	case uint64, int64, int, float64:
+		if n, ok := toInt(x); ok && n == 0 {
+			v.SetInt(0)
+			return
+		}
+		d.fail(path, "must be a duration with a unit such as 500ms, 30s or 5m, got %v", x)
+	default:
+		d.fail(path, "must be a duration such as 30s, got %s", describe(raw))
+	}
+}
+
+// expand replaces ${NAME} (and ${NAME:-fallback}) with the environment's
+// value. An unset variable without a fallback is an error naming it.
+func (d *decoder) expand(s, path string) string {
+	if !strings.Contains(s, "${") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		start := strings.Index(s, "${")
+		if start < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := strings.IndexByte(s[start:], '}')
+		if end < 0 {
+			d.fail(path, "unterminated ${ in %q", s)
+			return s
+		}
+		b.WriteString(s[:start])
+		ref := s[start+2 : start+end]
+		name, fallback, hasFallback := strings.Cut(ref, ":-")
+		val, ok := d.lookup(name)
+		switch {
+		case ok && val != "":
+			b.WriteString(val)
+		case hasFallback:
+			b.WriteString(fallback)
+		case !ok:
+			d.cfg.Warnings = append(d.cfg.Warnings, FieldError{Path: path,
+				Msg: fmt.Sprintf("environment variable %s is not set; using an empty value", name)})
+		}
+		s = s[start+end+1:]
+	}
+}
+
+func collectFields(v reflect.Value, into map[string]reflect.Value) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, inline := yamlName(f)
+		if inline {
+			collectFields(v.Field(i), into)
+			continue
+		}
+		if name != "" {
+			into[name] = v.Field(i)
+		}
+	}
+}
+
+func fieldOrder(t reflect.Type) []string {
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, inline := yamlName(f)
+		if inline {
+			names = append(names, fieldOrder(f.Type)...)
+			continue
+		}
+		if name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+func yamlName(f reflect.StructField) (name string, inline bool) {
+	tag := f.Tag.Get("yaml")
+	if tag == "-" || !f.IsExported() {
+		return "", false
+	}
+	name, opts, _ := strings.Cut(tag, ",")
+	return name, strings.Contains(opts, "inline")
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func scalarString(raw any) (string, bool) {
+	switch x := raw.(type) {
+	case string:
+		return x, true
+	case uint64, int64, int, float64:
+		return fmt.Sprint(x), true // `api_version: 2024` reads as text
+	}
+	return "", false
+}
+
+func toInt(raw any) (int64, bool) {
+	switch x := raw.(type) {
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint64:
+		if x > math.MaxInt64 {
+			return 0, false
+		}
+		return int64(x), true
+	case float64:
+		if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
+			return 0, false
+		}
+		return int64(x), true
+	case string:
+		n, err := strconv.ParseInt(x, 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+func toFloat(raw any) (float64, bool) {
+	switch x := raw.(type) {
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		return f, err == nil
+	}
+	n, ok := toInt(raw)
+	return float64(n), ok
+}
+
+func describe(raw any) string {
+	switch x := raw.(type) {
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	case string:
+		return fmt.Sprintf("%q", x)
+	default:
+		return fmt.Sprintf("%v", x)
+	}
+}
