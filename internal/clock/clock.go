@@ -14,6 +14,17 @@ type Clock interface {
 	Now() time.Time
 	// After returns a channel that receives the time once d has passed.
 	After(d time.Duration) <-chan time.Time
+	// AfterFunc calls f in its own goroutine once d has passed, unless the
+	// returned Timer is stopped first.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a stoppable, resettable one-shot timer made by AfterFunc.
+type Timer interface {
+	// Stop prevents the timer from firing; it reports whether it was pending.
+	Stop() bool
+	// Reset re-arms the timer to fire d from now; it reports whether it was pending.
+	Reset(d time.Duration) bool
 }
 
 // Real is the wall clock.
@@ -27,6 +38,9 @@ func (Real) Now() time.Time { return time.Now() }
 // After returns time.After(d).
 func (Real) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
+// AfterFunc returns time.AfterFunc(d, f).
+func (Real) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
 // Fake is a manually advanced clock for tests. Its zero value is not usable;
 // create one with NewFake.
 type Fake struct {
@@ -37,7 +51,8 @@ type Fake struct {
 
 type fakeWaiter struct {
 	at time.Time
-	ch chan time.Time
+	ch chan time.Time // fired by a send, for After
+	t  *fakeTimer     // fired by a call, for AfterFunc
 }
 
 var _ Clock = (*Fake)(nil)
@@ -73,11 +88,64 @@ func (f *Fake) Advance(d time.Duration) {
 	f.now = f.now.Add(d)
 	kept := f.waiters[:0]
 	for _, w := range f.waiters {
-		if !w.at.After(f.now) {
-			w.ch <- f.now
+		if w.at.After(f.now) {
+			kept = append(kept, w)
 			continue
 		}
-		kept = append(kept, w)
+		if w.t != nil {
+			go w.t.f()
+			continue
+		}
+		w.ch <- f.now
 	}
 	f.waiters = kept
+}
+
+// AfterFunc calls f in its own goroutine once the fake clock has been advanced by d.
+func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer {
+	t := &fakeTimer{clock: f, f: fn}
+	t.Reset(d)
+	return t
+}
+
+// Pending returns how many timers and After channels are waiting to fire.
+func (f *Fake) Pending() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.waiters)
+}
+
+type fakeTimer struct {
+	clock *Fake
+	f     func()
+}
+
+func (t *fakeTimer) Stop() bool {
+	t.clock.mu.Lock()
+	defer t.clock.mu.Unlock()
+	return t.removeLocked()
+}
+
+func (t *fakeTimer) Reset(d time.Duration) bool {
+	t.clock.mu.Lock()
+	defer t.clock.mu.Unlock()
+	was := t.removeLocked()
+	if d <= 0 {
+		go t.f()
+		return was
+	}
+	t.clock.waiters = append(t.clock.waiters, fakeWaiter{at: t.clock.now.Add(d), t: t})
+	return was
+}
+
+// removeLocked drops the timer from the clock's waiters; f.clock.mu must be held.
+func (t *fakeTimer) removeLocked() bool {
+	ws := t.clock.waiters
+	for i, w := range ws {
+		if w.t == t {
+			t.clock.waiters = append(ws[:i], ws[i+1:]...)
+			return true
+		}
+	}
+	return false
 }

@@ -36,7 +36,7 @@ var Strategies = []string{
 
 // Config is the whole switchyard.yaml file.
 type Config struct {
-	// Listen is the client API address. Default ":8080".
+	// Listen is the client API address, host:port (host optional). Required; default ":8080".
 	Listen string `yaml:"listen" json:"listen"`
 	// Admin configures the admin API and dashboard.
 	Admin Admin `yaml:"admin" json:"admin"`
@@ -71,9 +71,11 @@ type Config struct {
 
 // Admin configures the admin API.
 type Admin struct {
-	// Listen is a separate admin address; "" serves admin under /admin on the main listener.
+	// Listen is a separate admin address (host:port, not the port of
+	// Config.Listen); "" (default) serves admin under /admin on the main listener.
 	Listen string `yaml:"listen" json:"listen"`
-	// Token is the bearer token /admin/api requires; empty disables the admin API.
+	// Token is the bearer token /admin/api requires; empty (default) disables
+	// the admin API. No whitespace.
 	Token string `yaml:"token" json:"-"`
 }
 
@@ -81,7 +83,8 @@ type Admin struct {
 type Store struct {
 	// Driver is sqlite (default) or postgres.
 	Driver string `yaml:"driver" json:"driver"`
-	// DSN is the sqlite file path (default "switchyard.db") or a postgres URL.
+	// DSN is the sqlite file path (default "switchyard.db") or, for postgres,
+	// a postgres:// or postgresql:// URL or a key=value DSN. Required.
 	DSN string `yaml:"dsn" json:"-"`
 }
 
@@ -89,7 +92,8 @@ type Store struct {
 type State struct {
 	// Driver is memory (default) or redis.
 	Driver string `yaml:"driver" json:"driver"`
-	// RedisURL is the redis:// URL, required when Driver is redis.
+	// RedisURL is the redis:// or rediss:// URL (redis://host:6379/0),
+	// required when Driver is redis and ignored otherwise.
 	RedisURL string `yaml:"redis_url" json:"-"`
 	// RedisPrefix prefixes every key. Default "switchyard:".
 	RedisPrefix string `yaml:"redis_prefix" json:"redis_prefix"`
@@ -105,7 +109,7 @@ type Log struct {
 
 // Metrics configures /metrics.
 type Metrics struct {
-	// Token, when non-empty, is the bearer token /metrics requires.
+	// Token, when non-empty, is the bearer token /metrics requires. Default "".
 	Token string `yaml:"token" json:"-"`
 }
 
@@ -115,18 +119,19 @@ type RouteSettings struct {
 	Strategy string `yaml:"strategy" json:"strategy"`
 	// Retries is the number of extra attempts after the first, on other upstreams. Default 2, 0–10.
 	Retries int `yaml:"retries" json:"retries"`
-	// Timeout bounds the whole request. Default 300s.
+	// Timeout bounds the whole request. Default 300s, > 0.
 	Timeout time.Duration `yaml:"timeout" json:"timeout"`
 	// FirstByteTimeout bounds the wait for response headers (and, when
-	// streaming, the first event) before failing over. Default 60s.
+	// streaming, the first event) before failing over. Default 60s, > 0 and ≤ Timeout.
 	FirstByteTimeout time.Duration `yaml:"first_byte_timeout" json:"first_byte_timeout"`
-	// MaxBodyBytes caps the request body. Default 10485760 (10 MiB).
+	// MaxBodyBytes caps the request body, in bytes. Default 10485760 (10 MiB), 1–1073741824 (1 GiB).
 	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes"`
-	// StreamIdleTimeout bounds the gap between SSE events after the first. Default 60s.
+	// StreamIdleTimeout bounds the gap between SSE events after the first. Default 60s, > 0.
 	StreamIdleTimeout time.Duration `yaml:"stream_idle_timeout" json:"stream_idle_timeout"`
 	// RetryBudget is the share of the request rate retries may add (at least 3/s). Default 0.2, 0–1.
 	RetryBudget float64 `yaml:"retry_budget" json:"retry_budget"`
-	// MaxWait is how long to wait when every candidate is cooling down or full. Default 0.
+	// MaxWait is how long to wait when every candidate is cooling down or
+	// full before answering 503. Default 0 (do not wait), ≥ 0 and < Timeout.
 	MaxWait time.Duration `yaml:"max_wait" json:"max_wait"`
 }
 
@@ -134,21 +139,21 @@ type RouteSettings struct {
 type Affinity struct {
 	// Enabled turns session affinity on. Default true.
 	Enabled bool `yaml:"enabled" json:"enabled"`
-	// SlidingTTL expires a binding unused for this long. Default 5m.
+	// SlidingTTL expires a binding unused for this long. Default 5m, > 0.
 	SlidingTTL time.Duration `yaml:"sliding_ttl" json:"sliding_ttl"`
-	// AbsoluteTTL expires a binding this long after it was made. Default 30m.
+	// AbsoluteTTL expires a binding this long after it was made. Default 30m, ≥ SlidingTTL.
 	AbsoluteTTL time.Duration `yaml:"absolute_ttl" json:"absolute_ttl"`
-	// MaxEntries bounds the table (LRU eviction). Default 10000.
+	// MaxEntries bounds the table (LRU eviction). Default 10000, 1–10000000.
 	MaxEntries int `yaml:"max_entries" json:"max_entries"`
 }
 
 // Health configures active probes.
 type Health struct {
-	// Interval is the probe period; 0 disables probes. Default 30s.
+	// Interval is the probe period; 0 disables probes. Default 30s, ≥ 0.
 	Interval time.Duration `yaml:"interval" json:"interval"`
 	// Probe is models (GET {base_url}/models, default) or chat (max_tokens=1).
 	Probe string `yaml:"probe" json:"probe"`
-	// Timeout bounds one probe. Default 5s.
+	// Timeout bounds one probe. Default 5s, > 0 and ≤ Interval when probing.
 	Timeout time.Duration `yaml:"timeout" json:"timeout"`
 }
 
@@ -156,21 +161,21 @@ type Health struct {
 type Circuit struct {
 	// FailureThreshold failures within Window open the breaker. Default 5, ≥1.
 	FailureThreshold int `yaml:"failure_threshold" json:"failure_threshold"`
-	// Window is the failure-counting window. Default 30s.
+	// Window is the failure-counting window. Default 30s, > 0.
 	Window time.Duration `yaml:"window" json:"window"`
-	// OpenDuration is how long an open breaker rejects traffic. Default 60s.
+	// OpenDuration is how long an open breaker rejects traffic. Default 60s, > 0.
 	OpenDuration time.Duration `yaml:"open_duration" json:"open_duration"`
-	// ProbeInterval spaces half-open probe requests. Default 10s.
+	// ProbeInterval spaces half-open probe requests. Default 10s, > 0.
 	ProbeInterval time.Duration `yaml:"probe_interval" json:"probe_interval"`
 	// SuccessThreshold successful probes close the breaker. Default 1, ≥1.
 	SuccessThreshold int `yaml:"success_threshold" json:"success_threshold"`
-	// SlowStart ramps effective weight from 10% to 100% after closing. Default 30s; 0 disables.
+	// SlowStart ramps effective weight from 10% to 100% after closing. Default 30s, ≥ 0; 0 disables.
 	SlowStart time.Duration `yaml:"slow_start" json:"slow_start"`
 }
 
 // SpendLimit caps spend over a period.
 type SpendLimit struct {
-	// USD is the cap in US dollars; 0 means none.
+	// USD is the cap in US dollars, ≥ 0; 0 (default) means none.
 	USD float64 `yaml:"usd" json:"usd"`
 	// Period is day or month (default).
 	Period string `yaml:"period" json:"period"`
@@ -178,17 +183,21 @@ type SpendLimit struct {
 
 // Key is a client API key.
 type Key struct {
-	// Name identifies the key in logs and the admin API. Required, unique.
+	// Name identifies the key in logs and the admin API. Required, unique,
+	// without whitespace, '/', '?', '#' or '%'.
 	Name string `yaml:"name" json:"name"`
-	// Key is the plaintext secret clients send. Never stored; only its hash is.
+	// Key is the plaintext secret clients send. Never stored; only its hash
+	// (HashKey) is. Exactly one of Key and KeySHA256 is set; unique across keys.
 	Key string `yaml:"key" json:"-"`
-	// KeySHA256 is the hex SHA-256 of the secret, as an alternative to Key.
+	// KeySHA256 is the hex SHA-256 of the secret (64 hex digits), as an
+	// alternative to Key. Parse lowercases it to match HashKey.
 	KeySHA256 string `yaml:"key_sha256" json:"key_sha256"`
-	// AllowedModels are globs of client model names; empty allows all.
+	// AllowedModels are globs (see Glob) of client model names; empty allows all.
 	AllowedModels []string `yaml:"allowed_models" json:"allowed_models"`
-	// AllowedUpstreams, when non-empty, restricts the key to these upstreams.
+	// AllowedUpstreams, when non-empty, restricts the key to these upstreams
+	// (names of configured upstreams).
 	AllowedUpstreams []string `yaml:"allowed_upstreams" json:"allowed_upstreams"`
-	// RPM is the per-key request limit per minute; 0 means none.
+	// RPM is the per-key request limit per minute, ≥ 0; 0 (default) means none.
 	RPM int `yaml:"rpm" json:"rpm"`
 	// SpendLimit caps the key's spend.
 	SpendLimit SpendLimit `yaml:"spend_limit" json:"spend_limit"`
@@ -198,19 +207,21 @@ type Key struct {
 type RouteAffinity struct {
 	// Enabled overrides affinity.enabled; nil inherits it.
 	Enabled *bool `yaml:"enabled" json:"enabled,omitempty"`
-	// SlidingTTL overrides affinity.sliding_ttl when non-zero.
+	// SlidingTTL overrides affinity.sliding_ttl when non-zero. ≥ 0.
 	SlidingTTL time.Duration `yaml:"sliding_ttl" json:"sliding_ttl,omitempty"`
-	// AbsoluteTTL overrides affinity.absolute_ttl when non-zero.
+	// AbsoluteTTL overrides affinity.absolute_ttl when non-zero. ≥ 0; the
+	// effective absolute TTL must be ≥ the effective sliding TTL.
 	AbsoluteTTL time.Duration `yaml:"absolute_ttl" json:"absolute_ttl,omitempty"`
 }
 
 // Route holds per-model settings. It inherits every key of `defaults` it does not set.
 type Route struct {
-	// Model is the client-facing model name; globs (`gpt-4o*`) allowed.
+	// Model is the client-facing model name; globs (`gpt-4o*`) allowed. Required, unique.
 	Model string `yaml:"model" json:"model"`
 	// RouteSettings are the inherited knobs.
 	RouteSettings `yaml:",inline" json:",inline"`
-	// FallbackModels are tried, in order, after every upstream of Model failed.
+	// FallbackModels are tried, in order, after every upstream of Model
+	// failed. Model names (not globs), not Model itself, each served by an upstream.
 	FallbackModels []string `yaml:"fallback_models" json:"fallback_models"`
 	// Affinity overrides the global affinity block.
 	Affinity RouteAffinity `yaml:"affinity" json:"affinity"`
@@ -220,25 +231,25 @@ type Route struct {
 type Queue struct {
 	// Enabled makes a full upstream waitable instead of skipped. Default false.
 	Enabled bool `yaml:"enabled" json:"enabled"`
-	// Timeout is the longest wait for a slot. Default 5s.
+	// Timeout is the longest wait for a slot. Default 5s, > 0 when Enabled.
 	Timeout time.Duration `yaml:"timeout" json:"timeout"`
-	// MaxLength bounds the number waiting. Default 100.
+	// MaxLength bounds the number waiting. Default 100, ≥ 1 when Enabled.
 	MaxLength int `yaml:"max_length" json:"max_length"`
 }
 
 // RateLimit gives an upstream's known provider limits.
 type RateLimit struct {
-	// RPM is requests per minute; 0 means unknown (learned from headers).
+	// RPM is requests per minute, ≥ 0; 0 (default) means unknown (learned from headers).
 	RPM int `yaml:"rpm" json:"rpm"`
-	// TPM is tokens per minute; 0 means unknown (learned from headers).
+	// TPM is tokens per minute, ≥ 0; 0 (default) means unknown (learned from headers).
 	TPM int `yaml:"tpm" json:"tpm"`
 }
 
 // Price is an upstream's token price.
 type Price struct {
-	// InputPerMTok is USD per million input tokens.
+	// InputPerMTok is USD per million input tokens, ≥ 0. Default 0.
 	InputPerMTok float64 `yaml:"input_per_mtok" json:"input_per_mtok"`
-	// OutputPerMTok is USD per million output tokens.
+	// OutputPerMTok is USD per million output tokens, ≥ 0. Default 0.
 	OutputPerMTok float64 `yaml:"output_per_mtok" json:"output_per_mtok"`
 }
 
@@ -246,37 +257,42 @@ type Price struct {
 type AffinityMigration struct {
 	// Mode is never (default), cross_tier or always.
 	Mode string `yaml:"mode" json:"mode"`
-	// MaxContentLength > 0 allows migration only for shorter request bodies.
+	// MaxContentLength > 0 allows migration only for request bodies shorter
+	// than this many bytes. Default 0 (no limit), ≥ 0.
 	MaxContentLength int64 `yaml:"max_content_length" json:"max_content_length"`
 }
 
 // Upstream is one provider account or endpoint.
 type Upstream struct {
-	// Name is the unique, stable id. Required.
+	// Name is the unique, stable id. Required, without whitespace, '/', '?', '#' or '%'.
 	Name string `yaml:"name" json:"name"`
 	// Provider is openai, anthropic, azure-openai or openai-compatible. Required.
 	Provider string `yaml:"provider" json:"provider"`
 	// BaseURL includes the version path (https://api.openai.com/v1); the
 	// gateway appends /chat/completions, /messages, /models, …  For
 	// azure-openai it is the resource URL (https://NAME.openai.azure.com).
+	// Required: an absolute http(s) URL with a host, no query or credentials.
 	BaseURL string `yaml:"base_url" json:"base_url"`
-	// APIKey is the upstream secret. Never logged or returned.
+	// APIKey is the upstream secret. Never logged or returned. Required
+	// except for openai-compatible.
 	APIKey string `yaml:"api_key" json:"api_key,omitempty"`
 	// APIVersion is the azure-openai api-version query parameter
-	// (default 2024-10-21) or the anthropic-version header (default 2023-06-01).
+	// (default 2024-10-21) or the anthropic-version header (default
+	// 2023-06-01); a dated version such as 2024-10-21 or 2025-01-01-preview.
 	APIVersion string `yaml:"api_version" json:"api_version,omitempty"`
-	// Models are the client model names (globs allowed) this upstream serves. Required.
+	// Models are the client model names (globs allowed) this upstream serves. At least one.
 	Models []string `yaml:"models" json:"models"`
 	// ModelMap rewrites a client model name to the upstream's name (for
-	// azure-openai: the deployment name).
+	// azure-openai: the deployment name). Keys must be served by Models;
+	// values non-empty.
 	ModelMap map[string]string `yaml:"model_map" json:"model_map,omitempty"`
 	// Weight is the share within a tier. Default 1, 1–100.
 	Weight int `yaml:"weight" json:"weight"`
 	// Priority is the tier; lower is tried first. Default 0, 0–100.
 	Priority int `yaml:"priority" json:"priority"`
-	// MaxConcurrency caps in-flight requests; 0 means unlimited.
+	// MaxConcurrency caps in-flight requests, ≥ 0; 0 (default) means unlimited.
 	MaxConcurrency int `yaml:"max_concurrency" json:"max_concurrency"`
-	// Queue makes a full upstream waitable.
+	// Queue makes a full upstream waitable; enabling it requires MaxConcurrency > 0.
 	Queue Queue `yaml:"queue" json:"queue"`
 	// RateLimit gives known provider limits.
 	RateLimit RateLimit `yaml:"rate_limit" json:"rate_limit"`
@@ -286,7 +302,9 @@ type Upstream struct {
 	Price Price `yaml:"price" json:"price"`
 	// AffinityMigration says when bound sessions may move to a better tier.
 	AffinityMigration AffinityMigration `yaml:"affinity_migration" json:"affinity_migration"`
-	// Headers are extra headers sent upstream.
+	// Headers are extra headers sent upstream. Names must be valid HTTP
+	// tokens other than those the gateway sets (Authorization, x-api-key,
+	// api-key, Host, Content-Length, Transfer-Encoding, Connection).
 	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
 	// Active includes the upstream in routing. Default true.
 	Active bool `yaml:"active" json:"active"`

@@ -51,7 +51,10 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse decodes YAML bytes into a Config, expanding ${NAME} in string values
-// with lookup, applying defaults and validating. On failure it returns Errors.
+// with lookup, applying defaults and validating. On failure it returns Errors:
+// every decoding and validation problem, an error whose value came from an
+// unset environment variable saying so. On success, warnings (such as unset
+// variables) are in Config.Warnings.
 func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 	var raw any
 	if err := yaml.Unmarshal(data, &raw); err != nil {
@@ -63,13 +66,73 @@ func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 	cfg := Default()
 	d := decoder{lookup: lookup, cfg: &cfg}
 	d.decode(reflect.ValueOf(&cfg).Elem(), raw, "")
-	if len(d.errs) > 0 {
-		return nil, d.errs
+	for i := range cfg.Keys { // HashKey yields lowercase; compare like with like
+		cfg.Keys[i].KeySHA256 = strings.ToLower(cfg.Keys[i].KeySHA256)
 	}
-	if errs := cfg.Validate(); len(errs) > 0 {
-		return nil, errs
+	errs := d.errs
+	for _, e := range cfg.Validate() {
+		if !followsFrom(e, d.errs) {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, explain(errs, cfg.Warnings)
 	}
 	return &cfg, nil
+}
+
+// explain appends to each error the warnings about the same path, so that
+// `keys[0].key: one of key or key_sha256 is required` says which environment
+// variable was unset.
+func explain(errs, warnings Errors) Errors {
+	for i, e := range errs {
+		for _, w := range warnings {
+			if w.Path == e.Path {
+				errs[i].Msg += " (" + w.Msg + ")"
+			}
+		}
+	}
+	return errs
+}
+
+// followsFrom reports whether validation error e may only be a consequence of
+// a decoding error (the field kept its default because its value was
+// unusable), so that reporting it would mislead: e is on, above or below a
+// path that failed to decode, or e checks a reference to upstream names or
+// models (allowed_upstreams, fallback_models) while some failed to decode.
+func followsFrom(e FieldError, decodeErrs Errors) bool {
+	for _, d := range decodeErrs {
+		if related(e.Path, d.Path) {
+			return true
+		}
+		if upstreamsUnknown(d.Path) &&
+			(strings.Contains(e.Path, ".allowed_upstreams[") || strings.Contains(e.Path, ".fallback_models[")) {
+			return true
+		}
+	}
+	return false
+}
+
+// upstreamsUnknown reports whether a decoding error at path leaves upstream
+// names or models unknown: the list, an element, a name or a models list.
+func upstreamsUnknown(path string) bool {
+	if path == "" || path == "upstreams" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(path, "upstreams[")
+	if !ok {
+		return false
+	}
+	_, field, _ := strings.Cut(rest, "]")
+	return field == "" || field == ".name" || strings.HasPrefix(field, ".models")
+}
+
+// related reports whether one path is the other or lies under it.
+func related(a, b string) bool {
+	under := func(p, parent string) bool {
+		return parent == "" || p == parent || strings.HasPrefix(p, parent+".") || strings.HasPrefix(p, parent+"[")
+	}
+	return under(a, b) || under(b, a)
 }
 
 // decoder turns the generic YAML tree into typed values, reporting every
@@ -90,8 +153,11 @@ func (d *decoder) decode(v reflect.Value, raw any, path string) {
 	if raw == nil { // `key:` with no value keeps the default
 		return
 	}
-	if s, ok := raw.(string); ok && v.Kind() != reflect.String && v.Type() != durationType {
-		raw = d.expand(s, path) // `weight: ${W}` reads the number from the environment
+	switch v.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int64, reflect.Float64:
+		if s, ok := raw.(string); ok && v.Type() != durationType {
+			raw = d.expand(s, path) // `weight: ${W}` reads the number from the environment
+		}
 	}
 	if v.Type() == durationType {
 		d.decodeDuration(v, raw, path)
@@ -209,9 +275,14 @@ func (d *decoder) decodeMap(v reflect.Value, raw any, path string) {
 		return
 	}
 	out := reflect.MakeMapWithSize(v.Type(), len(m))
-	for k, val := range m {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // report errors in a stable order
+	for _, k := range keys {
 		elem := reflect.New(v.Type().Elem()).Elem()
-		d.decode(elem, val, join(path, k))
+		d.decode(elem, m[k], join(path, k))
 		out.SetMapIndex(reflect.ValueOf(k), elem)
 	}
 	v.Set(out)
@@ -238,8 +309,11 @@ func (d *decoder) decodeDuration(v reflect.Value, raw any, path string) {
 	}
 }
 
-// expand replaces ${NAME} (and ${NAME:-fallback}) with the environment's
-// value. An unset variable without a fallback is an error naming it.
+// expand replaces ${NAME} with the environment's value and ${NAME:-fallback}
+// with the value, or fallback when the variable is unset or empty; $${
+// yields a literal ${. A value is inserted as it is, never expanded again.
+// An unset variable without a fallback expands to "" and adds a warning; a
+// malformed reference is an error.
 func (d *decoder) expand(s, path string) string {
 	if !strings.Contains(s, "${") {
 		return s
@@ -251,14 +325,24 @@ func (d *decoder) expand(s, path string) string {
 			b.WriteString(s)
 			return b.String()
 		}
+		if start > 0 && s[start-1] == '$' { // $${ is an escaped ${
+			b.WriteString(s[:start-1] + "${")
+			s = s[start+2:]
+			continue
+		}
 		end := strings.IndexByte(s[start:], '}')
 		if end < 0 {
-			d.fail(path, "unterminated ${ in %q", s)
+			d.fail(path, "unterminated ${ in value")
 			return s
 		}
 		b.WriteString(s[:start])
 		ref := s[start+2 : start+end]
 		name, fallback, hasFallback := strings.Cut(ref, ":-")
+		if !validEnvName(name) {
+			d.fail(path, "invalid environment variable reference ${%s}", ref)
+			s = s[start+end+1:]
+			continue
+		}
 		val, ok := d.lookup(name)
 		switch {
 		case ok && val != "":
@@ -271,6 +355,23 @@ func (d *decoder) expand(s, path string) string {
 		}
 		s = s[start+end+1:]
 	}
+}
+
+// validEnvName reports whether name is a shell variable name: a letter or
+// underscore followed by letters, digits and underscores.
+func validEnvName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i, r := range name {
+		switch {
+		case r == '_', r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func collectFields(v reflect.Value, into map[string]reflect.Value) {

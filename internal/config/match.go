@@ -1,42 +1,43 @@
 package config
 
-import "path"
+import (
+	"path"
+	"strings"
+)
 
 // Glob reports whether name matches pattern, where `*` matches any run of
-// characters (including `/`), `?` one character and `[...]` a class, as in
-// path.Match. A malformed pattern matches nothing.
+// characters (including `/`, so "*" matches "org/model"), `?` one character
+// and `[...]` a class, with path.Match syntax otherwise ("\\" escapes). A
+// pattern equal to name always matches; any other malformed pattern matches
+// nothing (Validate rejects malformed patterns in a configuration).
 func Glob(pattern, name string) bool {
 	if pattern == name {
 		return true
 	}
-	ok, err := path.Match(pattern, name)
-	if err == nil && ok {
-		return true
+	if strings.IndexByte(name, '/') >= 0 && !strings.Contains(pattern, slashStandIn) &&
+		!strings.Contains(name, slashStandIn) {
+		// path.Match stops `*` and `?` at '/'; model names such as
+		// "org/model" need them to cross it, so hide the slashes.
+		pattern = strings.ReplaceAll(pattern, "/", slashStandIn)
+		name = strings.ReplaceAll(name, "/", slashStandIn)
 	}
-	// path.Match stops `*` at '/'; model names such as "org/model" need it to cross.
-	return globAcrossSlash(pattern, name)
+	ok, err := path.Match(pattern, name)
+	return err == nil && ok
 }
 
-func globAcrossSlash(pattern, name string) bool {
-	for len(pattern) > 0 {
-		if pattern[0] == '*' {
-			rest := pattern[1:]
-			for i := 0; i <= len(name); i++ {
-				if globAcrossSlash(rest, name[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(name) == 0 {
-			return false
-		}
-		if pattern[0] != '?' && pattern[0] != name[0] {
-			return false
-		}
-		pattern, name = pattern[1:], name[1:]
-	}
-	return len(name) == 0
+// slashStandIn replaces '/' while matching: a private-use rune that model
+// names do not contain.
+const slashStandIn = "\uE000"
+
+// checkGlob returns an error when pattern is not valid path.Match syntax.
+func checkGlob(pattern string) error {
+	_, err := path.Match(pattern, "")
+	return err
+}
+
+// isGlob reports whether s contains a glob metacharacter.
+func isGlob(s string) bool {
+	return strings.ContainsAny(s, "*?[\\")
 }
 
 // MatchAny reports whether name matches any of the patterns.

@@ -1,0 +1,284 @@
+package balancer
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configures a Balancer.
+type Options struct {
+	// Strategy names the registered strategy that orders each tier; ""
+	// means StrategyWeightedRandom. See StrategyNames.
+	Strategy string
+	// Rand is the balancer's source of randomness; nil means a PCG seeded
+	// from the runtime's random source. The Balancer uses it only under its
+	// mutex, so it must not be shared with anything else.
+	Rand *rand.Rand
+	// Now tells the time (Decision.At and ElapsedNs); required. Pass the
+	// gateway Clock's Now so tests and the simulator control it.
+	Now func() time.Time
+}
+
+// Balancer plans attempt orders with one strategy. It is safe for concurrent
+// use; Plan calls are serialised by a mutex held only for the computation.
+type Balancer struct {
+	now func() time.Time
+
+	mu       sync.Mutex // guards strategy (its state and Rand) and scratch
+	strategy Strategy
+	scratch  scratch
+}
+
+// scratch holds buffers reused by every Plan call so that planning allocates
+// only what the returned Plan and Decision keep.
+type scratch struct {
+	prios  []int             // distinct priorities, ascending
+	starts []int             // starts[t] = first index in byTier of tier t; len = tiers+1
+	next   []int             // placement cursor per tier
+	tierOf []int             // tier index per input candidate
+	lut    []int             // per priority in range: count, then tier index
+	byTier []int             // input indices grouped by tier, input order within a tier
+	tier   []*Candidate      // the slice handed to Strategy.Order (permuted by it)
+	orig   []*Candidate      // tier as handed in, to map results back
+	recIdx []int             // decision record index per element of orig
+	view   []CandidateRecord // rec.Candidates handed to Strategy.Order
+	rec    TierRecord        // the rec handed to Strategy.Order (kept here so it does not escape per call)
+}
+
+// New returns a Balancer using opts.Strategy. It fails with
+// ErrUnknownStrategy naming the strategy if none is registered under that
+// name, and with ErrNoClock if opts.Now is nil.
+func New(opts Options) (*Balancer, error) {
+	name := opts.Strategy
+	if name == "" {
+		name = StrategyWeightedRandom
+	}
+	newStrategy, ok := strategies[name]
+	if !ok {
+		return nil, fmt.Errorf("creating balancer: %w %q (known: %s)",
+			ErrUnknownStrategy, name, strings.Join(StrategyNames(), ", "))
+	}
+	if opts.Now == nil {
+		return nil, fmt.Errorf("creating balancer: %w", ErrNoClock)
+	}
+	rng := opts.Rand
+	if rng == nil {
+		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	return &Balancer{
+		now:      opts.Now,
+		strategy: newStrategy(strategyEnv{rand: rng, now: opts.Now}),
+	}, nil
+}
+
+// Strategy returns the name of the balancer's strategy.
+func (b *Balancer) Strategy() string { return b.strategy.Name() }
+
+// Plan orders cands for req (DESIGN.md §4): it groups them into tiers by
+// Priority ascending; in each tier drops, recording the first filter that
+// matches, the inactive, breaker-open, spend-exceeded, excluded, rate-limited
+// and concurrency-full candidates (full ones with a queue become waitable);
+// lets the strategy order each tier's survivors; and concatenates the tiers
+// until the order holds K names, so a later tier only fills the slots an
+// earlier one left. Waitable candidates are ordered the same way, tier by
+// tier, and listed after. An empty Order means nothing is available.
+//
+// Plan does not retain cands. It is safe for concurrent use.
+func (b *Balancer) Plan(req Request, cands []Candidate) Plan {
+	start := b.now()
+	k := max(req.K, 1)
+
+	b.mu.Lock()
+	p := b.planLocked(&req, k, cands)
+	b.mu.Unlock()
+
+	p.Decision.RequestID = req.RequestID
+	p.Decision.Model = req.Model
+	p.Decision.Key = req.Key
+	p.Decision.Session = req.Session
+	p.Decision.Stream = req.Stream
+	p.Decision.Strategy = b.strategy.Name()
+	p.Decision.At = start
+	p.Decision.ElapsedNs = b.now().Sub(start).Nanoseconds()
+	return p
+}
+
+func (b *Balancer) planLocked(req *Request, k int, cands []Candidate) Plan {
+	s := &b.scratch
+	s.groupLocked(cands)
+	nt := len(s.prios)
+
+	// Filter every candidate into its decision record, in tier order. The
+	// records of all tiers share one allocation.
+	records := make([]CandidateRecord, len(cands))
+	tiers := make([]TierRecord, nt)
+	survivors, waitable := 0, 0
+	for t := range nt {
+		lo, hi := s.starts[t], s.starts[t+1]
+		tiers[t] = TierRecord{Priority: s.prios[t], Candidates: records[lo:hi:hi]}
+		for j := lo; j < hi; j++ {
+			c := &cands[s.byTier[j]]
+			f, reason := filter(c, req.Exclude)
+			records[j] = CandidateRecord{Name: c.Name, Weight: c.Weight, Filter: f, Reason: reason}
+			switch f {
+			case "":
+				survivors++
+			case FilterWaitable:
+				waitable++
+			}
+		}
+	}
+
+	// Plan.Order, Plan.Waitable and their Decision copies share one
+	// allocation.
+	no := min(k, survivors)
+	names := make([]string, 0, 2*(no+waitable))
+	for t := range nt {
+		if len(names) == no {
+			break
+		}
+		names = b.orderTierLocked(cands, records, t, "", no-len(names), names)
+	}
+	order := names[:len(names):len(names)]
+	for t := range nt {
+		names = b.orderTierLocked(cands, records, t, FilterWaitable, waitable, names)
+	}
+	wait := names[len(order):len(names):len(names)]
+	names = append(names, order...)
+	names = append(names, wait...)
+	dOrder := names[len(order)+len(wait) : 2*len(order)+len(wait) : 2*len(order)+len(wait)]
+	dWait := names[2*len(order)+len(wait):]
+
+	d := Decision{Tiers: tiers, Order: dOrder, Waitable: dWait}
+	if len(order) > 0 {
+		d.Chosen = order[0]
+	}
+	return Plan{Order: order, Waitable: wait, Decision: d}
+}
+
+// orderTierLocked hands the candidates of tier t whose record has filter f
+// ("" for survivors, FilterWaitable for waitable ones) to the strategy, copies
+// the scores it recorded into records, and appends at most k of them to
+// names. For survivors it also sets each record's Rank.
+func (b *Balancer) orderTierLocked(cands []Candidate, records []CandidateRecord, t int, f string, k int, names []string) []string {
+	s := &b.scratch
+	lo, hi := s.starts[t], s.starts[t+1]
+	s.orig, s.recIdx, s.view = s.orig[:0], s.recIdx[:0], s.view[:0]
+	for j := lo; j < hi; j++ {
+		if records[j].Filter != f {
+			continue
+		}
+		s.orig = append(s.orig, &cands[s.byTier[j]])
+		s.recIdx = append(s.recIdx, j)
+		s.view = append(s.view, CandidateRecord{Name: records[j].Name, Weight: records[j].Weight})
+	}
+	if len(s.orig) == 0 || k <= 0 {
+		return names
+	}
+	s.tier = append(s.tier[:0], s.orig...)
+	s.rec = TierRecord{Priority: s.prios[t], Candidates: s.view, waitable: f == FilterWaitable}
+	got := b.strategy.Order(s.tier, k, &s.rec)
+	s.rec = TierRecord{}
+
+	for i, j := range s.recIdx {
+		records[j].Scores = s.view[i].Scores
+		if s.view[i].Reason != "" && f == "" {
+			records[j].Reason = s.view[i].Reason
+		}
+		s.view[i] = CandidateRecord{} // drop the map reference
+	}
+	taken := 0
+	for _, c := range got {
+		if taken == k {
+			break
+		}
+		i := slices.Index(s.orig, c)
+		if i < 0 || s.orig[i] == nil {
+			continue // not from this tier, or returned twice
+		}
+		s.orig[i] = nil
+		if f == "" {
+			records[s.recIdx[i]].Rank = len(names) + 1
+		}
+		names = append(names, c.Name)
+		taken++
+	}
+	clear(s.tier)
+	clear(s.orig)
+	return names
+}
+
+// groupLocked fills prios, starts and byTier: a stable sort of cands by
+// Priority. Priorities span 0–100 in practice, so it is a counting sort over
+// the priority range, O(n + range); a wider range falls back to binary search
+// over the distinct priorities, O(n log tiers).
+func (s *scratch) groupLocked(cands []Candidate) {
+	s.prios, s.starts = s.prios[:0], s.starts[:0]
+	if len(cands) == 0 {
+		s.starts = append(s.starts, 0)
+		s.byTier = s.byTier[:0]
+		return
+	}
+	lo, hi := cands[0].Priority, cands[0].Priority
+	for i := range cands {
+		lo, hi = min(lo, cands[i].Priority), max(hi, cands[i].Priority)
+	}
+	s.tierOf = resize(s.tierOf, len(cands))
+	if span := hi - lo; span >= 0 && span < maxCountingSpan {
+		// lut counts candidates per priority, then maps priority to tier.
+		s.lut = resize(s.lut, span+1)
+		clear(s.lut)
+		for i := range cands {
+			s.lut[cands[i].Priority-lo]++
+		}
+		s.starts = append(s.starts, 0)
+		for v, n := range s.lut {
+			if n > 0 {
+				s.prios = append(s.prios, lo+v)
+				s.starts = append(s.starts, s.starts[len(s.starts)-1]+n)
+				s.lut[v] = len(s.prios) - 1
+			}
+		}
+		for i := range cands {
+			s.tierOf[i] = s.lut[cands[i].Priority-lo]
+		}
+	} else {
+		for i := range cands {
+			if j, found := slices.BinarySearch(s.prios, cands[i].Priority); !found {
+				s.prios = slices.Insert(s.prios, j, cands[i].Priority)
+			}
+		}
+		s.starts = resize(s.starts, len(s.prios)+1)
+		clear(s.starts)
+		for i := range cands {
+			t, _ := slices.BinarySearch(s.prios, cands[i].Priority)
+			s.tierOf[i] = t
+			s.starts[t+1]++
+		}
+		for t := range len(s.prios) {
+			s.starts[t+1] += s.starts[t]
+		}
+	}
+	s.next = append(s.next[:0], s.starts[:len(s.prios)]...)
+	s.byTier = resize(s.byTier, len(cands))
+	for i, t := range s.tierOf {
+		s.byTier[s.next[t]] = i
+		s.next[t]++
+	}
+}
+
+// maxCountingSpan bounds the priority range groupLocked counting-sorts.
+const maxCountingSpan = 1024
+
+// resize returns buf with length n, reallocating only if its capacity is
+// too small. The contents are unspecified.
+func resize[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
+	}
+	return buf[:n]
+}

@@ -1,0 +1,207 @@
+package proxy
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"switchyard/internal/balancer"
+	"switchyard/internal/config"
+)
+
+// Catalog is an immutable routing table: the upstreams, client keys and
+// routes in force, indexed for the hot path. A new Catalog is built for every
+// configuration change and swapped in atomically; in-flight requests finish
+// on the one they started with.
+type Catalog struct {
+	upstreams []*upstream           // by name
+	byName    map[string]*upstream  // name → upstream
+	keys      map[string]*clientKey // hex SHA-256 of the secret → key
+	routes    []*route
+	fallback  *route // the defaults, for models without a route entry
+	maxBody   int64  // the largest max_body_bytes of any route
+}
+
+// upstream is one upstream with what the hot path derives from its config.
+type upstream struct {
+	cfg        config.Upstream
+	protocol   Protocol
+	base       string // base_url without a trailing slash
+	apiVersion string
+}
+
+// clientKey is one client key as the hot path needs it.
+type clientKey struct {
+	cfg config.Key
+	// upstreams, when non-nil, is the restricted set of upstream names.
+	upstreams map[string]bool
+}
+
+// route is a route entry with its balancer.
+type route struct {
+	cfg config.Route
+	bal *balancer.Balancer
+}
+
+// CatalogInput is what a Catalog is built from.
+type CatalogInput struct {
+	// Upstreams in any order; inactive ones are kept (the balancer records why they are skipped).
+	Upstreams []config.Upstream
+	// Keys with KeySHA256 set; a plaintext Key is hashed.
+	Keys []config.Key
+	// Routes in match order.
+	Routes []config.Route
+	// Defaults are the settings of models without a route.
+	Defaults config.RouteSettings
+	// Seed seeds the balancers' random sources (one stream per route).
+	Seed uint64
+	// Now is the balancers' clock, for Decision.ElapsedNs.
+	Now func() time.Time
+}
+
+// NewCatalog indexes in. It fails only on a strategy the balancer does not know.
+func NewCatalog(in CatalogInput) (*Catalog, error) {
+	c := &Catalog{byName: map[string]*upstream{}, keys: map[string]*clientKey{}, maxBody: in.Defaults.MaxBodyBytes}
+	for _, u := range in.Upstreams {
+		up := &upstream{cfg: u, protocol: protocolOf(u.Provider), base: strings.TrimRight(u.BaseURL, "/"), apiVersion: u.APIVersion}
+		if up.apiVersion == "" {
+			switch u.Provider {
+			case config.ProviderAzureOpenAI:
+				up.apiVersion = defaultAzureAPIVersion
+			case config.ProviderAnthropic:
+				up.apiVersion = defaultAnthropicAPIVersion
+			}
+		}
+		c.upstreams = append(c.upstreams, up)
+		c.byName[u.Name] = up
+	}
+	sort.Slice(c.upstreams, func(i, j int) bool { return c.upstreams[i].cfg.Name < c.upstreams[j].cfg.Name })
+	for _, k := range in.Keys {
+		hash := k.KeySHA256
+		if hash == "" {
+			hash = config.HashKey(k.Key)
+		}
+		ck := &clientKey{cfg: k}
+		if len(k.AllowedUpstreams) > 0 {
+			ck.upstreams = map[string]bool{}
+			for _, n := range k.AllowedUpstreams {
+				ck.upstreams[n] = true
+			}
+		}
+		c.keys[strings.ToLower(hash)] = ck
+	}
+	newRoute := func(i int, r config.Route) (*route, error) {
+		b, err := balancer.New(balancer.Options{
+			Strategy: r.Strategy,
+			Rand:     rand.New(rand.NewPCG(in.Seed, uint64(i))),
+			Now:      in.Now,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("building balancer for route %q: %w", r.Model, err)
+		}
+		if r.MaxBodyBytes > c.maxBody {
+			c.maxBody = r.MaxBodyBytes
+		}
+		return &route{cfg: r, bal: b}, nil
+	}
+	for i, r := range in.Routes {
+		rt, err := newRoute(i+1, r)
+		if err != nil {
+			return nil, err
+		}
+		c.routes = append(c.routes, rt)
+	}
+	fb, err := newRoute(0, config.Route{Model: "*", RouteSettings: in.Defaults})
+	if err != nil {
+		return nil, err
+	}
+	c.fallback = fb
+	return c, nil
+}
+
+// authenticate finds the client key of a request (Bearer or x-api-key).
+func (c *Catalog) authenticate(r *http.Request) (*clientKey, error) {
+	secret := r.Header.Get("X-Api-Key")
+	if secret == "" {
+		if auth := r.Header.Get("Authorization"); len(auth) > 7 && strings.EqualFold(auth[:7], "bearer ") {
+			secret = strings.TrimSpace(auth[7:])
+		}
+	}
+	if secret == "" {
+		return nil, newError(ErrUnauthorized, "missing API key: send Authorization: Bearer <key> or x-api-key")
+	}
+	k := c.keys[config.HashKey(secret)]
+	if k == nil {
+		return nil, newError(ErrUnauthorized, "invalid API key")
+	}
+	return k, nil
+}
+
+// route returns the route for model: exact match, first glob, else defaults.
+func (c *Catalog) route(model string) *route {
+	for _, r := range c.routes {
+		if r.cfg.Model == model {
+			return r
+		}
+	}
+	for _, r := range c.routes {
+		if config.Glob(r.cfg.Model, model) {
+			return r
+		}
+	}
+	return c.fallback
+}
+
+// allows reports whether key k may use model.
+func (k *clientKey) allows(model string) bool {
+	return len(k.cfg.AllowedModels) == 0 || config.MatchAny(k.cfg.AllowedModels, model)
+}
+
+// reaches reports whether key k may use upstream name.
+func (k *clientKey) reaches(name string) bool {
+	return k.upstreams == nil || k.upstreams[name]
+}
+
+// candidates returns the upstreams of protocol p that serve model and that
+// key k may reach, inactive ones included.
+func (c *Catalog) candidates(model string, k *clientKey, p Protocol) []*upstream {
+	var out []*upstream
+	for _, u := range c.upstreams {
+		if u.protocol == p && k.reaches(u.cfg.Name) && config.MatchAny(u.cfg.Models, model) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// models lists the concrete model names key k may use (glob patterns are
+// not listed), sorted.
+func (c *Catalog) models(k *clientKey) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, u := range c.upstreams {
+		if !u.cfg.Active || !k.reaches(u.cfg.Name) {
+			continue
+		}
+		for _, m := range u.cfg.Models {
+			if strings.ContainsAny(m, "*?[") || seen[m] || !k.allows(m) {
+				continue
+			}
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// upstreamModel is the model name sent to u for client model m.
+func (u *upstream) upstreamModel(m string) string {
+	if mapped, ok := u.cfg.ModelMap[m]; ok {
+		return mapped
+	}
+	return m
+}

@@ -1,0 +1,129 @@
+package proxy
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Errors the gateway answers itself. Each maps to one status and code in
+// apiErrorFor; nothing else in the package chooses a status.
+var (
+	// ErrInvalidJSON: the request body is not valid JSON (400).
+	ErrInvalidJSON = errors.New("request body is not valid JSON")
+	// ErrInvalidRequest: a field has the wrong type or value (400).
+	ErrInvalidRequest = errors.New("invalid request")
+	// ErrMissingModel: the body has no "model" string (400).
+	ErrMissingModel = errors.New(`request body has no "model" field`)
+	// ErrUnauthorized: no key, or an unknown key (401).
+	ErrUnauthorized = errors.New("invalid API key")
+	// ErrModelNotAllowed: the key may not use this model (403).
+	ErrModelNotAllowed = errors.New("model not allowed for this key")
+	// ErrModelNotFound: no upstream serves the model for this key (404).
+	ErrModelNotFound = errors.New("model not found")
+	// ErrBodyTooLarge: the body exceeds max_body_bytes (413).
+	ErrBodyTooLarge = errors.New("request body too large")
+	// ErrNoUpstream: every candidate failed (502) or none is available (503).
+	ErrNoUpstream = errors.New("no upstream available")
+	// ErrNotFound: an unknown path (404).
+	ErrNotFound = errors.New("not found")
+	// ErrMethodNotAllowed: a known path with the wrong method (405).
+	ErrMethodNotAllowed = errors.New("method not allowed")
+)
+
+// apiError is an error with everything needed to answer it.
+type apiError struct {
+	status     int
+	code       string // OpenAI error.code; also the log's error class
+	kind       string // OpenAI error.type
+	msg        string
+	retryAfter time.Duration
+	cause      error
+}
+
+func (e *apiError) Error() string { return e.msg }
+func (e *apiError) Unwrap() error { return e.cause }
+
+// newError wraps sentinel with a message shown to the client.
+func newError(sentinel error, msg string) *apiError {
+	e := apiErrorFor(sentinel)
+	e.cause = sentinel
+	if msg != "" {
+		e.msg = msg
+	}
+	return e
+}
+
+// apiErrorFor maps a sentinel to its status, type and code — the one place
+// that does (STYLE.md rule 8).
+func apiErrorFor(err error) *apiError {
+	switch {
+	case errors.Is(err, ErrInvalidJSON):
+		return &apiError{status: 400, kind: "invalid_request_error", code: "invalid_json", msg: err.Error()}
+	case errors.Is(err, ErrMissingModel):
+		return &apiError{status: 400, kind: "invalid_request_error", code: "missing_model", msg: err.Error()}
+	case errors.Is(err, ErrInvalidRequest):
+		return &apiError{status: 400, kind: "invalid_request_error", code: "invalid_request", msg: err.Error()}
+	case errors.Is(err, ErrUnauthorized):
+		return &apiError{status: 401, kind: "authentication_error", code: "invalid_api_key", msg: err.Error()}
+	case errors.Is(err, ErrModelNotAllowed):
+		return &apiError{status: 403, kind: "permission_error", code: "model_not_allowed", msg: err.Error()}
+	case errors.Is(err, ErrModelNotFound):
+		return &apiError{status: 404, kind: "invalid_request_error", code: "model_not_found", msg: err.Error()}
+	case errors.Is(err, ErrBodyTooLarge):
+		return &apiError{status: 413, kind: "invalid_request_error", code: "request_too_large", msg: err.Error()}
+	case errors.Is(err, ErrNoUpstream):
+		return &apiError{status: 502, kind: "upstream_error", code: "no_upstream_available", msg: err.Error()}
+	case errors.Is(err, ErrNotFound):
+		return &apiError{status: 404, kind: "invalid_request_error", code: "not_found", msg: err.Error()}
+	case errors.Is(err, ErrMethodNotAllowed):
+		return &apiError{status: 405, kind: "invalid_request_error", code: "method_not_allowed", msg: err.Error()}
+	}
+	return &apiError{status: 500, kind: "internal_error", code: "internal_error", msg: "internal error"}
+}
+
+// anthropicType maps a status to the Anthropic error type.
+func anthropicType(status int) string {
+	switch status {
+	case 400, 405:
+		return "invalid_request_error"
+	case 413:
+		return "request_too_large"
+	case 401:
+		return "authentication_error"
+	case 403:
+		return "permission_error"
+	case 404:
+		return "not_found_error"
+	case 429:
+		return "rate_limit_error"
+	case 503, 529:
+		return "overloaded_error"
+	}
+	return "api_error"
+}
+
+// writeError answers e in the caller's protocol shape.
+func writeError(w http.ResponseWriter, p Protocol, e *apiError) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if e.retryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int((e.retryAfter+time.Second-1)/time.Second)))
+	}
+	w.WriteHeader(e.status)
+	_, _ = w.Write(errorBody(p, e))
+}
+
+// errorBody renders e as OpenAI `{"error":{…}}` or Anthropic `{"type":"error",…}`.
+func errorBody(p Protocol, e *apiError) []byte {
+	var v any
+	if p == Anthropic {
+		v = map[string]any{"type": "error", "error": map[string]string{"type": anthropicType(e.status), "message": e.msg}}
+	} else {
+		v = map[string]any{"error": map[string]any{"message": e.msg, "type": e.kind, "code": e.code, "param": nil}}
+	}
+	b, _ := json.Marshal(v)
+	return b
+}

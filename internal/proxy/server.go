@@ -1,0 +1,204 @@
+// Package proxy serves the client API of DESIGN.md §3: it authenticates the
+// caller, peeks at the request, asks the balancer for a plan, and runs the
+// attempt loop that forwards the request to upstreams, failing over before
+// the first byte reaches the client and streaming SSE through event by event.
+package proxy
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"switchyard/internal/balancer"
+	"switchyard/internal/clock"
+	"switchyard/internal/health"
+	"switchyard/internal/limits"
+	"switchyard/internal/store"
+)
+
+// LogSink receives one record per client request. Enqueue must not block.
+type LogSink interface {
+	Enqueue(l store.RequestLog) bool
+}
+
+// Options wires a Server's dependencies.
+type Options struct {
+	// Clock times attempts and timeouts. Required.
+	Clock clock.Clock
+	// Logger receives operational logs; routing decisions at debug level.
+	Logger *slog.Logger
+	// Transport sends upstream requests. Default: a tuned http.Transport.
+	Transport http.RoundTripper
+	// Breakers are the per-upstream circuit breakers. Required.
+	Breakers *health.Breakers
+	// Slots count in-flight requests per upstream. Required.
+	Slots *limits.Slots
+	// Logs receives request logs; nil disables them.
+	Logs LogSink
+	// OnDecision, when set, receives every routing decision (after the plan
+	// is made, before any attempt). It must not block.
+	OnDecision func(*balancer.Decision)
+	// MaxResponseBytes caps a non-streaming upstream response. Default 64 MiB.
+	MaxResponseBytes int64
+}
+
+// Server is the client-facing HTTP handler. Create it with New.
+type Server struct {
+	opts    Options
+	client  *http.Client
+	catalog atomic.Pointer[Catalog]
+}
+
+// New returns a Server routing with cat.
+func New(opts Options, cat *Catalog) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Transport == nil {
+		opts.Transport = NewTransport()
+	}
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = 64 << 20
+	}
+	s := &Server{opts: opts, client: &http.Client{
+		Transport: opts.Transport,
+		// Redirects from an LLM API are not followed: the body would be lost.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+	s.catalog.Store(cat)
+	return s
+}
+
+// NewTransport returns the upstream transport: keep-alive pools sized for
+// many concurrent streams, HTTP/2 where the upstream offers it.
+func NewTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 1024
+	t.MaxIdleConnsPerHost = 256
+	t.IdleConnTimeout = 90 * time.Second
+	t.TLSHandshakeTimeout = 10 * time.Second
+	t.ExpectContinueTimeout = 0
+	return t
+}
+
+// SetCatalog swaps in a new routing table. Requests already in flight finish
+// with the one they started with.
+func (s *Server) SetCatalog(c *Catalog) { s.catalog.Store(c) }
+
+// Catalog returns the routing table in force.
+func (s *Server) Catalog() *Catalog { return s.catalog.Load() }
+
+// ServeHTTP routes the client API: the proxied endpoints and GET /v1/models.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	if ep, ok := endpoints[path]; ok {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeError(w, ep.protocol, newError(ErrMethodNotAllowed, r.Method+" "+path+" is not allowed; use POST"))
+			return
+		}
+		s.serveProxy(w, r, ep)
+		return
+	}
+	if path == "/v1/models" {
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", http.MethodGet)
+			writeError(w, clientProtocol(r), newError(ErrMethodNotAllowed, r.Method+" /v1/models is not allowed; use GET"))
+			return
+		}
+		s.serveModels(w, r)
+		return
+	}
+	writeError(w, clientProtocol(r), newError(ErrNotFound, "unknown endpoint "+r.Method+" "+r.URL.Path))
+}
+
+// clientProtocol guesses the caller's protocol for endpoints shared by both.
+func clientProtocol(r *http.Request) Protocol {
+	if r.Header.Get("Anthropic-Version") != "" || strings.HasPrefix(r.URL.Path, "/v1/messages") {
+		return Anthropic
+	}
+	return OpenAI
+}
+
+// serveModels lists the models the caller's key may use, in the caller's protocol.
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
+	p := clientProtocol(r)
+	cat := s.catalog.Load()
+	key, err := cat.authenticate(r)
+	if err != nil {
+		writeError(w, p, err.(*apiError))
+		return
+	}
+	names := cat.models(key)
+	var body any
+	if p == Anthropic {
+		data := make([]map[string]any, len(names))
+		for i, n := range names {
+			data[i] = map[string]any{"type": "model", "id": n, "display_name": n, "created_at": "1970-01-01T00:00:00Z"}
+		}
+		first, last := "", ""
+		if len(names) > 0 {
+			first, last = names[0], names[len(names)-1]
+		}
+		body = map[string]any{"data": data, "has_more": false, "first_id": first, "last_id": last}
+	} else {
+		data := make([]map[string]any, len(names))
+		for i, n := range names {
+			data[i] = map[string]any{"id": n, "object": "model", "created": 0, "owned_by": "switchyard"}
+		}
+		body = map[string]any{"object": "list", "data": data}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// requestID returns the client's X-Request-Id when it is sane, else a new one.
+func requestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 && printableASCII(id) {
+		return id
+	}
+	var b [16]byte
+	for i := 0; i < len(b); i += 8 {
+		v := rand.Uint64()
+		for j := 0; j < 8; j++ {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	return "req_" + hex.EncodeToString(b[:])
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// readBody reads at most limit bytes of the request body.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, newError(ErrBodyTooLarge, bodyTooLargeMsg(limit))
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, newError(ErrBodyTooLarge, bodyTooLargeMsg(limit))
+	case err != nil:
+		return nil, newError(ErrInvalidRequest, "reading request body: "+err.Error())
+	}
+	return body, nil
+}
+
+func bodyTooLargeMsg(limit int64) string {
+	return "request body exceeds the limit of " + itoa(limit) + " bytes"
+}
