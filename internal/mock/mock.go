@@ -1,0 +1,473 @@
+// Package mock is a configurable mock LLM upstream that speaks the OpenAI and
+// Anthropic wire formats well enough for the official SDKs to parse it. The
+// gateway's tests run against it, `switchyard serve --demo` starts three of
+// them in process, and `switchyard mock` serves one from the command line.
+//
+// Endpoints (OpenAI paths with or without /v1, and Azure's
+// /openai/deployments/{d}/...?api-version=…):
+//
+//	POST /v1/chat/completions   chat.completion, or chat.completion.chunk events
+//	POST /v1/completions        text_completion, JSON or stream
+//	POST /v1/embeddings         a list of deterministic unit vectors
+//	POST /v1/responses          a Responses API object, or its event stream
+//	POST /v1/messages           an Anthropic message, or its event stream
+//	GET  /v1/models[/{id}]      OpenAI's list, Anthropic's with anthropic-version
+//
+// Answers are CompletionTokens words drawn from a RNG seeded by Options.Seed
+// and the request's model and prompt, so a test sees the same answer on every
+// run. The response "model" echoes the request's, so a test can see a
+// gateway's model_map at work. Every response carries X-Mock-Upstream.
+//
+// How the mock misbehaves (latency, TTFT, speed, error rate, forced status,
+// its own RPM/TPM limits, hanging, cut streams, broken bodies) is a Behavior,
+// changeable at run time with SetBehavior or over HTTP:
+//
+//	GET         /_mock/behavior   the Behavior as JSON
+//	PUT         /_mock/behavior   replace it (absent fields become zero)
+//	PATCH       /_mock/behavior   merge into it
+//	GET         /_mock/stats      Stats as JSON
+//	POST        /_mock/reset      zero the stats and the RPM/TPM windows
+package mock
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"switchyard/internal/clock"
+)
+
+// HeaderUpstream is the response header that names the mock that answered.
+const HeaderUpstream = "X-Mock-Upstream"
+
+// maxBodyBytes bounds a request body; larger ones answer 413.
+const maxBodyBytes = 32 << 20
+
+// shutdownGrace is how long Serve lets in-flight requests finish after its
+// context ends before it closes their connections.
+const shutdownGrace = 5 * time.Second
+
+// DefaultModels are the models a mock lists when Options.Models is empty.
+var DefaultModels = []string{
+	"gpt-4o", "gpt-4o-mini", "gpt-4.1-mini", "text-embedding-3-small",
+	"claude-3-5-haiku", "claude-sonnet-4-5",
+}
+
+// Options configure a mock upstream.
+type Options struct {
+	// Name is sent in X-Mock-Upstream on every response; default "mock".
+	Name string
+	// Behavior is the initial behaviour (see Behavior). It is not
+	// validated; call Behavior.Validate for input from users.
+	Behavior Behavior
+	// Clock times the RPM/TPM windows and the Latency/TTFT/TPS waits, and
+	// stamps "created"; default clock.Real.
+	Clock clock.Clock
+	// Seed seeds the ErrorRate draws and the answer text; the same seed
+	// gives the same answers and, for sequential requests, the same errors.
+	Seed int64
+	// Models are listed by GET /models; default DefaultModels. Requests for
+	// other models are still answered.
+	Models []string
+}
+
+// Server is a mock LLM upstream; it implements http.Handler. It is safe for
+// concurrent use, and two Servers share nothing.
+type Server struct {
+	name   string
+	clock  clock.Clock
+	seed   int64
+	models []string
+
+	mu       sync.RWMutex // guards behavior
+	behavior Behavior
+
+	rngMu sync.Mutex // guards rng
+	rng   *rand.Rand // ErrorRate draws
+
+	seq     atomic.Uint64 // response ids
+	stats   *stats
+	limiter limiter
+
+	// Test hooks, nil in production: hangHook runs when a request starts
+	// hanging, doneHook when an API request has finished.
+	hangHook func()
+	doneHook func()
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// New returns a mock upstream configured by opts.
+func New(opts Options) *Server {
+	s := &Server{
+		name:     opts.Name,
+		clock:    opts.Clock,
+		seed:     opts.Seed,
+		models:   append([]string(nil), opts.Models...),
+		behavior: opts.Behavior,
+		rng:      rand.New(rand.NewPCG(uint64(opts.Seed), 0x5eed_e770)),
+		stats:    newStats(),
+	}
+	if s.name == "" {
+		s.name = "mock"
+	}
+	if s.clock == nil {
+		s.clock = clock.Real{}
+	}
+	if len(s.models) == 0 {
+		s.models = append([]string(nil), DefaultModels...)
+	}
+	return s
+}
+
+// Name returns the name sent in X-Mock-Upstream.
+func (s *Server) Name() string { return s.name }
+
+// Behavior returns the current behaviour.
+func (s *Server) Behavior() Behavior {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.behavior
+}
+
+// SetBehavior replaces the behaviour. Requests already being answered keep
+// the behaviour they started with.
+func (s *Server) SetBehavior(b Behavior) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.behavior = b
+}
+
+// Stats returns a copy of what the mock has seen.
+func (s *Server) Stats() Stats { return s.stats.snapshot() }
+
+// ResetStats zeroes the counters and forgets the last request. The RPM/TPM
+// windows are kept; ResetLimits clears them.
+func (s *Server) ResetStats() { s.stats.reset() }
+
+// ResetLimits empties the RPM/TPM windows.
+func (s *Server) ResetLimits() { s.limiter.reset() }
+
+// Start listens on addr (":0" picks a free port), serves s in the background
+// until ctx ends, then shuts down gracefully. It returns the mock and its base
+// URL, such as http://127.0.0.1:PORT (append /v1 for an OpenAI base_url).
+func Start(ctx context.Context, addr string, opts Options) (*Server, string, error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	s := New(opts)
+	go func() { _ = s.Serve(ctx, ln) }()
+	return s, BaseURL(ln.Addr()), nil
+}
+
+// Serve answers requests on ln until ctx ends, then stops accepting, lets
+// in-flight requests finish for up to 5 s and closes the rest (hung requests
+// and slow streams). It returns nil after a shutdown caused by ctx, or the
+// error that stopped serving.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving mock %s: %w", s.name, err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		_ = srv.Close()
+	}
+	<-errc
+	return nil
+}
+
+// BaseURL is the http:// URL a client uses to reach a listener's address;
+// an unspecified host (":0", "0.0.0.0", "[::]") becomes 127.0.0.1.
+func BaseURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// ServeHTTP answers one request: /_mock/ control requests, or an API request
+// shaped by the current Behavior.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set(HeaderUpstream, s.name)
+	if isControlPath(r.URL.Path) {
+		s.serveControl(w, r)
+		return
+	}
+	rt := parseRoute(r)
+	sw := &statusWriter{ResponseWriter: w}
+	c := &call{s: s, w: sw, r: r, rt: rt, b: s.Behavior(), now: s.clock.Now()}
+
+	body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	c.body = body
+	s.stats.begin(r, rt.endpoint, body)
+	defer func() {
+		s.stats.end(sw.status, r.Context().Err() != nil)
+		if s.doneHook != nil {
+			s.doneHook()
+		}
+	}()
+	c.serve(readErr)
+}
+
+// call is one API request being answered.
+type call struct {
+	s    *Server
+	w    http.ResponseWriter
+	r    *http.Request
+	rt   route
+	b    Behavior  // snapshot taken when the request arrived
+	now  time.Time // when the request arrived, by the server's clock
+	body []byte
+
+	model   string // the request's model (or Azure deployment)
+	stream  bool
+	limits  limitState
+	limited bool // limits holds the state to report
+}
+
+func (c *call) serve(readErr error) {
+	ctx := c.r.Context()
+	if c.rt.endpoint == epUnknown {
+		c.fail(statusError(c.rt.proto, http.StatusNotFound,
+			fmt.Sprintf("Invalid URL (%s %s)", c.r.Method, c.r.URL.Path)))
+		return
+	}
+	if c.r.Method != c.rt.method {
+		c.w.Header().Set("Allow", c.rt.method)
+		c.fail(statusError(c.rt.proto, http.StatusMethodNotAllowed,
+			fmt.Sprintf("Method %s is not allowed for %s; use %s", c.r.Method, c.r.URL.Path, c.rt.method)))
+		return
+	}
+	if readErr != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](readErr); ok {
+			c.fail(statusError(c.rt.proto, http.StatusRequestEntityTooLarge, "request body too large"))
+		}
+		return // the client went away while sending
+	}
+	if c.b.Hang {
+		if c.s.hangHook != nil {
+			c.s.hangHook()
+		}
+		<-ctx.Done()
+		return
+	}
+	if !c.sleep(c.b.Latency) {
+		return
+	}
+	c.now = c.s.clock.Now()
+	if c.b.ForceStatus != 0 {
+		e := statusError(c.rt.proto, c.b.ForceStatus, "")
+		if c.b.ForceStatus == http.StatusTooManyRequests {
+			c.w.Header().Set("Retry-After", "1")
+		}
+		c.fail(e)
+		return
+	}
+	if c.rt.inference() && !c.parseRequest() {
+		return
+	}
+	if c.b.ErrorRate > 0 && c.s.drawError(c.b.ErrorRate) {
+		c.fail(statusError(c.rt.proto, http.StatusInternalServerError, serverErrorMessage(c.rt.proto)))
+		return
+	}
+	completion, truncated := c.completionLength()
+	if c.rt.inference() && !c.admit(completion) {
+		return
+	}
+	if c.b.InvalidBody {
+		c.invalidBody()
+		return
+	}
+	switch c.rt.endpoint {
+	case epChat:
+		c.chatCompletion(completion, truncated)
+	case epCompletions:
+		c.textCompletion(completion, truncated)
+	case epEmbeddings:
+		c.embeddings()
+	case epResponses:
+		c.response(completion, truncated)
+	case epMessages:
+		c.message(completion, truncated)
+	case epModels:
+		c.listModels()
+	}
+}
+
+func serverErrorMessage(p protocol) string {
+	if p == protoAnthropic {
+		return "Internal server error"
+	}
+	return "The server had an error while processing your request. Sorry about that!"
+}
+
+// parseRequest checks the body the way the real APIs do at the edge: a JSON
+// object with a model. Azure deployments imply the model.
+func (c *call) parseRequest() bool {
+	if !gjson.ValidBytes(c.body) || !gjson.ParseBytes(c.body).IsObject() {
+		msg := "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
+		if c.rt.proto == protoAnthropic {
+			msg = "There was an issue with your request body: it must be a JSON object"
+		}
+		c.fail(statusError(c.rt.proto, http.StatusBadRequest, msg))
+		return false
+	}
+	m := gjson.GetBytes(c.body, "model")
+	c.model = m.String()
+	if m.Type != gjson.String {
+		c.model = ""
+	}
+	if c.model == "" {
+		c.model = c.rt.deployment
+	}
+	if c.model == "" {
+		msg := "you must provide a model parameter"
+		if c.rt.proto == protoAnthropic {
+			msg = "model: Field required"
+		}
+		c.fail(statusError(c.rt.proto, http.StatusBadRequest, msg))
+		return false
+	}
+	c.stream = c.rt.streams() && gjson.GetBytes(c.body, "stream").Bool()
+	return true
+}
+
+// completionLength is how many tokens the answer has: CompletionTokens, cut
+// to the request's max_tokens (max_completion_tokens, max_output_tokens)
+// when that is smaller, which truncated reports.
+func (c *call) completionLength() (n int, truncated bool) {
+	n = c.b.completionTokens()
+	if c.rt.endpoint == epEmbeddings || !c.rt.inference() {
+		return 0, false
+	}
+	for _, field := range [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
+		if v := gjson.GetBytes(c.body, field); v.Type == gjson.Number && v.Int() > 0 && int(v.Int()) < n {
+			n, truncated = int(v.Int()), true
+		}
+	}
+	return n, truncated
+}
+
+// admit applies RPM/TPM; it answers 429 and returns false when the request
+// does not fit.
+func (c *call) admit(completion int) bool {
+	tokens := promptTokens(c.body) + completion
+	st, rej := c.s.limiter.admit(c.now, c.b.RPM, c.b.TPM, tokens, true)
+	c.limits, c.limited = st, true
+	if rej == nil {
+		return true
+	}
+	c.w.Header().Set("Retry-After", retryAfterSeconds(rej.retry))
+	e := apiError{status: http.StatusTooManyRequests, typ: rej.kind, code: "rate_limit_exceeded"}
+	if rej.kind == "requests" {
+		e.message = fmt.Sprintf("Rate limit reached for requests on mock %s: Limit %d, Used %d, Requested 1. Please try again in %s.",
+			c.s.name, c.b.RPM, st.reqUsed, formatReset(rej.retry))
+	} else {
+		e.message = fmt.Sprintf("Rate limit reached for tokens on mock %s: Limit %d, Used %d, Requested %d. Please try again in %s.",
+			c.s.name, c.b.TPM, st.tokUsed, tokens, formatReset(rej.retry))
+	}
+	if c.rt.proto == protoAnthropic {
+		e.typ = "rate_limit_error"
+	}
+	c.fail(e)
+	return false
+}
+
+// drawError reports whether a request should fail, with probability rate.
+func (s *Server) drawError(rate float64) bool {
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	return s.rng.Float64() < rate
+}
+
+// sleep waits d on the server's clock; it returns false if the client went
+// away first.
+func (c *call) sleep(d time.Duration) bool {
+	ctx := c.r.Context()
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	select {
+	case <-c.s.clock.After(d):
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// id returns a fresh response id with prefix.
+func (c *call) id(prefix string) string {
+	return prefix + "mock" + strconv.FormatUint(c.s.seq.Add(1), 10)
+}
+
+// answer returns the answer's words for this request.
+func (c *call) answer(n int) []string {
+	key := hash64(c.model,
+		gjson.GetBytes(c.body, "system").Raw,
+		gjson.GetBytes(c.body, "instructions").Raw,
+		gjson.GetBytes(c.body, "messages").Raw,
+		gjson.GetBytes(c.body, "prompt").Raw,
+		gjson.GetBytes(c.body, "input").Raw)
+	return answerWords(c.s.seed, key, n)
+}
+
+// setCommonHeaders sets the rate-limit and request-id headers every API
+// answer carries.
+func (c *call) setCommonHeaders() {
+	h := c.w.Header()
+	if !c.limited {
+		c.limits, _ = c.s.limiter.admit(c.now, c.b.RPM, c.b.TPM, 0, false)
+		c.limited = true
+	}
+	c.limits.setHeaders(h, c.rt.proto, c.now)
+	reqID := "req_mock" + strconv.FormatUint(c.s.seq.Add(1), 10)
+	if c.rt.proto == protoAnthropic {
+		h.Set("request-id", reqID)
+	} else {
+		h.Set("x-request-id", reqID)
+	}
+}
+
+// obj is a JSON object under construction.
+type obj = map[string]any
+
+// writeJSON answers status with v as JSON.
+func (c *call) writeJSON(status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("mock: encoding a response: %v", err)) // a bug: every value is built here
+	}
+	c.setCommonHeaders()
+	c.w.Header().Set("Content-Type", "application/json")
+	c.w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	c.w.WriteHeader(status)
+	_, _ = c.w.Write(data)
+}
+
+// fail answers e in the request's protocol shape.
+func (c *call) fail(e apiError) {
+	c.writeJSON(e.status, e.body(c.rt.proto))
+}

@@ -1,0 +1,209 @@
+package mock
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sseEvent is one server-sent event: an optional event name and its data
+// (JSON, or OpenAI's [DONE] sentinel).
+type sseEvent struct {
+	name string
+	data []byte
+}
+
+// jsonEvent builds an event whose data is v as JSON.
+func jsonEvent(name string, v any) sseEvent {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("mock: encoding an event: %v", err)) // a bug: every value is built here
+	}
+	return sseEvent{name: name, data: data}
+}
+
+// Slots mark where an eventTemplate fills in per-token values; they appear as
+// JSON strings in the value the template is built from.
+const (
+	slotPiece = "@@mock-piece@@" // filled with the token text, a JSON string
+	slotSeq   = "@@mock-seq@@"   // filled with a sequence number, a JSON number
+)
+
+// eventTemplate is a token event encoded once per stream, so that each token
+// costs one buffer instead of a map encoding.
+type eventTemplate struct {
+	name  string
+	parts []string // the JSON around the slots; len(parts) == len(slots)+1
+	slots []string
+}
+
+// newEventTemplate encodes v, in which slotPiece and slotSeq stand for the
+// per-token values.
+func newEventTemplate(name string, v any) eventTemplate {
+	rest := string(jsonEvent(name, v).data)
+	t := eventTemplate{name: name}
+	for {
+		i := strings.Index(rest, `"@@mock-`)
+		if i < 0 {
+			break
+		}
+		end := strings.IndexByte(rest[i+1:], '"') + i + 1
+		t.parts = append(t.parts, rest[:i])
+		t.slots = append(t.slots, rest[i+1:end])
+		rest = rest[end+1:]
+	}
+	t.parts = append(t.parts, rest)
+	return t
+}
+
+// fill returns the event with piece and seq in their slots.
+func (t eventTemplate) fill(piece string, seq int) sseEvent {
+	n := len(piece) + 24
+	for _, p := range t.parts {
+		n += len(p)
+	}
+	buf := make([]byte, 0, n)
+	for i, slot := range t.slots {
+		buf = append(buf, t.parts[i]...)
+		if slot == slotSeq {
+			buf = strconv.AppendInt(buf, int64(seq), 10)
+		} else {
+			buf = appendJSONString(buf, piece)
+		}
+	}
+	buf = append(buf, t.parts[len(t.parts)-1]...)
+	return sseEvent{name: t.name, data: buf}
+}
+
+// appendJSONString appends s as a JSON string. It escapes what JSON
+// requires; valid UTF-8 passes through.
+func appendJSONString(buf []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	buf = append(buf, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			buf = append(buf, '\\', c)
+		case c < 0x20:
+			buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			buf = append(buf, c)
+		}
+	}
+	return append(buf, '"')
+}
+
+// doneEvent is OpenAI's end-of-stream sentinel.
+var doneEvent = sseEvent{data: []byte("[DONE]")}
+
+// sseWriter writes events, flushing each at once. The response headers go
+// out with the first event. After Behavior.DropAfterEvents events it aborts
+// the connection.
+type sseWriter struct {
+	c      *call
+	rc     *http.ResponseController
+	events int
+	buf    []byte
+}
+
+func (c *call) sseWriter() *sseWriter {
+	return &sseWriter{c: c, rc: http.NewResponseController(c.w)}
+}
+
+// send writes e; it returns false when the client has gone away.
+func (sw *sseWriter) send(e sseEvent) bool {
+	c := sw.c
+	if c.r.Context().Err() != nil {
+		return false
+	}
+	if sw.events == 0 {
+		c.setCommonHeaders()
+		h := c.w.Header()
+		h.Set("Content-Type", "text/event-stream; charset=utf-8")
+		h.Set("Cache-Control", "no-cache")
+		c.w.WriteHeader(http.StatusOK)
+	}
+	sw.buf = sw.buf[:0]
+	if e.name != "" {
+		sw.buf = append(sw.buf, "event: "...)
+		sw.buf = append(sw.buf, e.name...)
+		sw.buf = append(sw.buf, '\n')
+	}
+	sw.buf = append(sw.buf, "data: "...)
+	sw.buf = append(sw.buf, e.data...)
+	sw.buf = append(sw.buf, "\n\n"...)
+	if _, err := c.w.Write(sw.buf); err != nil {
+		return false
+	}
+	if err := sw.rc.Flush(); err != nil {
+		return false
+	}
+	sw.events++
+	if n := c.b.DropAfterEvents; n > 0 && sw.events >= n {
+		// Close the connection without ending the chunked body: the client
+		// reads an unexpected EOF. net/http does not log this sentinel.
+		panic(http.ErrAbortHandler)
+	}
+	return true
+}
+
+// streamAnswer streams an answer: after TTFT the headers, the pre events and
+// the first token event go out together; each further token waits for its
+// slot at TPS tokens per second; then the post events. It stops as soon as
+// the client goes away.
+func (c *call) streamAnswer(pre []sseEvent, n int, token func(i int) sseEvent, post func() []sseEvent) {
+	if !c.sleep(c.b.TTFT) {
+		return
+	}
+	sw := c.sseWriter()
+	for _, e := range pre {
+		if !sw.send(e) {
+			return
+		}
+	}
+	var interval time.Duration
+	if c.b.TPS > 0 {
+		interval = time.Duration(float64(time.Second) / c.b.TPS)
+	}
+	first := c.s.clock.Now()
+	for i := range n {
+		if i > 0 && interval > 0 {
+			due := first.Add(time.Duration(i) * interval)
+			if !c.sleep(due.Sub(c.s.clock.Now())) {
+				return
+			}
+		}
+		if !sw.send(token(i)) {
+			return
+		}
+	}
+	for _, e := range post() {
+		if !sw.send(e) {
+			return
+		}
+	}
+}
+
+// invalidBody answers 200 with a body a client cannot parse: truncated JSON,
+// or for a stream an event whose data is truncated JSON, with no end marker.
+func (c *call) invalidBody() {
+	if !c.stream {
+		c.setCommonHeaders()
+		c.w.Header().Set("Content-Type", "application/json")
+		c.w.WriteHeader(http.StatusOK)
+		_, _ = c.w.Write([]byte(`{"id":"mock-invalid-body","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"this body is cut short`))
+		return
+	}
+	sw := c.sseWriter()
+	switch c.rt.endpoint {
+	case epMessages:
+		sw.send(sseEvent{name: "message_start", data: []byte(`{"type":"message_start","message":{"id":"msg_broken","content":[`)})
+	case epResponses:
+		sw.send(sseEvent{name: "response.created", data: []byte(`{"type":"response.created","response":{"id":"resp_broken",`)})
+	default:
+		sw.send(sseEvent{data: []byte(`{"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"delta":{"content":"cut`)})
+	}
+}
