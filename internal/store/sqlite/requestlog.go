@@ -1,0 +1,91 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"switchyard/internal/store"
+)
+
+// InsertRequestLogs appends logs in one transaction; an empty batch is a no-op.
+func (s *Store) InsertRequestLogs(ctx context.Context, logs []store.RequestLog) (err error) {
+	if len(logs) == 0 {
+		return nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("inserting request logs: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO request_logs
+		(id, time, key, model, upstream, status, attempts, stream, latency_ns, ttft_ns,
+		 input_tokens, output_tokens, error_class, error)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("inserting request logs: %w", err)
+	}
+	defer stmt.Close()
+	for i := range logs {
+		l := &logs[i]
+		if _, err = stmt.ExecContext(ctx, l.ID, unixNano(l.Time), l.Key, l.Model, l.Upstream,
+			l.Status, l.Attempts, l.Stream, int64(l.Latency), int64(l.TTFT),
+			l.InputTokens, l.OutputTokens, l.ErrorClass, l.Error); err != nil {
+			return fmt.Errorf("inserting request logs: %w", err)
+		}
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("inserting request logs: committing: %w", err)
+	}
+	return nil
+}
+
+// RecentRequestLogs returns at most limit logs, newest first (ties: last
+// inserted first). A limit ≤ 0 returns none.
+func (s *Store) RecentRequestLogs(ctx context.Context, limit int) ([]store.RequestLog, error) {
+	out := []store.RequestLog{}
+	if limit <= 0 {
+		return out, nil
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT id, time, key, model, upstream, status, attempts,
+		stream, latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error
+		FROM request_logs ORDER BY time DESC, seq DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("listing request logs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			l             store.RequestLog
+			at            sql.NullInt64
+			latency, ttft int64
+		)
+		if err := rows.Scan(&l.ID, &at, &l.Key, &l.Model, &l.Upstream, &l.Status, &l.Attempts,
+			&l.Stream, &latency, &ttft, &l.InputTokens, &l.OutputTokens, &l.ErrorClass, &l.Error); err != nil {
+			return nil, fmt.Errorf("listing request logs: %w", err)
+		}
+		if at.Valid {
+			l.Time = time.Unix(0, at.Int64).UTC()
+		}
+		l.Latency, l.TTFT = time.Duration(latency), time.Duration(ttft)
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing request logs: %w", err)
+	}
+	return out, nil
+}
+
+// unixNano encodes t for the time column: Unix nanoseconds, NULL for the zero
+// time (which Unix nanoseconds cannot represent).
+func unixNano(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
+}

@@ -1,0 +1,110 @@
+// Package store defines the persistence layer of the gateway: the
+// backend-neutral Store interface that holds configuration (upstreams, client
+// keys, routes) and request logs, and the LogWriter that moves request logs
+// from the hot path to a Store asynchronously, in batches.
+//
+// Backends live in subpackages (internal/store/sqlite, and postgres); only
+// those subpackages import a database driver.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"switchyard/internal/config"
+)
+
+// Errors a Store returns. Callers classify with errors.Is; implementations
+// wrap them with context ("deleting upstream \"a\": not found").
+var (
+	// ErrNotFound means the named upstream, key or route does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrPlaintextKey means a client key was given with its plaintext secret
+	// (Key set) or without a valid hex SHA-256 (KeySHA256). The store holds
+	// only hashes of client keys; hash the secret before upserting it.
+	ErrPlaintextKey = errors.New("client key must be stored as its sha256 hash only")
+)
+
+// Store persists configuration and request logs. Implementations are safe for
+// concurrent use. Every method that does I/O takes a context that bounds it.
+//
+// Upserts are keyed by the object's natural id (Upstream.Name, Key.Name,
+// Route.Model) and store every field, so that List returns objects equal to
+// the ones upserted; empty maps may come back as nil. Lists are ordered by
+// that id. The hot path never calls a Store directly: request logs go through
+// a LogWriter.
+type Store interface {
+	// Ping reports whether the backend is reachable (used by /readyz).
+	Ping(ctx context.Context) error
+
+	// UpsertUpstream inserts or replaces the upstream named u.Name. Every
+	// field is stored, APIKey included: the gateway needs it to call the
+	// upstream.
+	UpsertUpstream(ctx context.Context, u config.Upstream) error
+	// DeleteUpstream removes the named upstream; ErrNotFound when absent.
+	DeleteUpstream(ctx context.Context, name string) error
+	// ListUpstreams returns every upstream, ordered by name.
+	ListUpstreams(ctx context.Context) ([]config.Upstream, error)
+
+	// UpsertKey inserts or replaces the client key named k.Name. k.Key (the
+	// plaintext secret) must be empty and k.KeySHA256 must hold the hex
+	// SHA-256 of the secret; otherwise it returns ErrPlaintextKey and stores
+	// nothing. The store never holds a plaintext client key.
+	UpsertKey(ctx context.Context, k config.Key) error
+	// DeleteKey removes the named client key; ErrNotFound when absent.
+	DeleteKey(ctx context.Context, name string) error
+	// ListKeys returns every client key (hashes only), ordered by name.
+	ListKeys(ctx context.Context) ([]config.Key, error)
+
+	// UpsertRoute inserts or replaces the route for r.Model.
+	UpsertRoute(ctx context.Context, r config.Route) error
+	// DeleteRoute removes the route for model; ErrNotFound when absent.
+	DeleteRoute(ctx context.Context, model string) error
+	// ListRoutes returns every route, ordered by model.
+	ListRoutes(ctx context.Context) ([]config.Route, error)
+
+	// InsertRequestLogs appends logs in one transaction: either every log of
+	// the batch is stored or none is. An empty batch is a no-op. It must not
+	// retain logs after returning: the LogWriter reuses the slice.
+	InsertRequestLogs(ctx context.Context, logs []RequestLog) error
+	// RecentRequestLogs returns at most limit logs, newest (by Time) first.
+	// A limit ≤ 0 returns none.
+	RecentRequestLogs(ctx context.Context, limit int) ([]RequestLog, error)
+
+	// Close releases the backend. The Store must not be used afterwards.
+	Close() error
+}
+
+// RequestLog is one proxied request as persisted. It never holds request or
+// response bodies, nor any secret: Key is the client key's name.
+type RequestLog struct {
+	// ID is the request id (X-Request-Id). Not required to be unique.
+	ID string `json:"id"`
+	// Time is when the request arrived.
+	Time time.Time `json:"time"`
+	// Key is the name of the client key that made the request.
+	Key string `json:"key"`
+	// Model is the client-facing model name.
+	Model string `json:"model"`
+	// Upstream is the name of the upstream that served the last attempt; "" when none did.
+	Upstream string `json:"upstream"`
+	// Status is the HTTP status returned to the client.
+	Status int `json:"status"`
+	// Attempts is the number of upstream attempts made (≥ 1 when any was).
+	Attempts int `json:"attempts"`
+	// Stream reports whether the client asked for a streamed response.
+	Stream bool `json:"stream"`
+	// Latency is the whole request's duration.
+	Latency time.Duration `json:"latency_ns"`
+	// TTFT is the time to the first byte (streaming: first event) from the upstream; 0 when unknown.
+	TTFT time.Duration `json:"ttft_ns"`
+	// InputTokens is the prompt token count the upstream reported.
+	InputTokens int64 `json:"input_tokens"`
+	// OutputTokens is the completion token count the upstream reported.
+	OutputTokens int64 `json:"output_tokens"`
+	// ErrorClass classifies a failure (rate_limited, server_error, …); "" on success.
+	ErrorClass string `json:"error_class,omitempty"`
+	// Error is a short, secret-free error message; "" on success.
+	Error string `json:"error,omitempty"`
+}
