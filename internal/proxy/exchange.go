@@ -25,6 +25,7 @@ import (
 var (
 	errFirstByteTimeout = errors.New("first byte timeout")
 	errStreamIdle       = errors.New("stream idle timeout")
+	errRequestTimeout   = errors.New("request timeout")
 )
 
 // exchange is one client request on its way through the attempt loop.
@@ -89,8 +90,10 @@ func (x *exchange) run() error {
 	if int64(len(x.body)) > rt.cfg.MaxBodyBytes {
 		return newError(ErrBodyTooLarge, bodyTooLargeMsg(rt.cfg.MaxBodyBytes))
 	}
-	ctx, cancel := context.WithTimeout(x.r.Context(), rt.cfg.Timeout)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(x.r.Context())
+	defer cancel(nil)
+	deadline := x.s.opts.Clock.AfterFunc(rt.cfg.Timeout, func() { cancel(errRequestTimeout) })
+	defer deadline.Stop()
 
 	served := false
 	for i, model := range append([]string{x.model}, rt.cfg.FallbackModels...) {
@@ -320,7 +323,7 @@ func (x *exchange) transportFailure(actx context.Context, err error) attemptResu
 	if errors.Is(context.Cause(actx), errFirstByteTimeout) {
 		return attemptResult{outcome: health.ServerError, detail: "first byte timeout"}
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(context.Cause(actx), errRequestTimeout) {
 		return attemptResult{outcome: health.ServerError, detail: "request timeout"}
 	}
 	// *url.Error repeats the URL; the inner error says what happened.
@@ -353,6 +356,9 @@ func (x *exchange) relayBody(ctx context.Context, resp *http.Response, up *upstr
 	if err != nil {
 		if x.r.Context().Err() != nil {
 			return attemptResult{outcome: health.Canceled, detail: "client canceled"}
+		}
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
 		}
 		return attemptResult{outcome: health.ServerError, detail: "reading response: " + err.Error()}
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"io"
 	"net/http"
 	"strings"
@@ -14,30 +15,52 @@ import (
 )
 
 func TestStreamIdleTimeoutEndsStream(t *testing.T) {
-	var f *fixture
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, "data: {\"n\":1}\n\n")
 		w.(http.Flusher).Flush()
-		// Move time on until the gateway's idle timer fires and it hangs up.
-		for {
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(time.Millisecond):
-				f.clock.Advance(time.Second)
-			}
-		}
+		<-r.Context().Done() // stall until the gateway gives up
 	})
 	d := config.Default().Defaults
 	d.StreamIdleTimeout = 5 * time.Second
-	f = newFixture(t, []config.Upstream{upstreamCfg("s", config.ProviderOpenAI, upstreamServer(t, h), "m")}, fixtureOpts{defaults: &d})
+	f := newFixture(t, []config.Upstream{upstreamCfg("s", config.ProviderOpenAI, upstreamServer(t, h), "m")}, fixtureOpts{defaults: &d})
 	resp := f.post("/v1/chat/completions", `{"model":"m","stream":true}`)
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	if line, err := br.ReadString('\n'); err != nil || line != "data: {\"n\":1}\n" {
+		t.Fatalf("first event %q %v", line, err)
+	}
+	// The gateway arms its idle timer before relaying the first event.
+	f.clock.Advance(4 * time.Second)
+	f.clock.Advance(time.Second)
+	rest, _ := io.ReadAll(br)
+	if !strings.Contains(string(rest), "stream idle timeout") || !strings.Contains(string(rest), `"code":"stream_interrupted"`) {
+		t.Fatalf("rest of stream %q", rest)
+	}
+}
+
+func TestWholeRequestTimeout(t *testing.T) {
+	var f *fixture
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(200)
+		_, _ = io.WriteString(w, `{"partial":`)
+		w.(http.Flusher).Flush()
+		for f.clock.Pending() > 1 { // wait until the gateway has the headers (first-byte timer stopped)
+			time.Sleep(time.Millisecond)
+		}
+		f.clock.Advance(10 * time.Second) // the body never ends: the whole-request timeout fires
+		<-r.Context().Done()
+	})
+	d := config.Default().Defaults
+	d.Timeout, d.FirstByteTimeout = 10*time.Second, 5*time.Second
+	f = newFixture(t, []config.Upstream{upstreamCfg("slow", config.ProviderOpenAI, upstreamServer(t, h), "m")}, fixtureOpts{defaults: &d})
+	resp := f.post("/v1/chat/completions", `{"model":"m"}`)
 	body := readAll(t, resp)
-	if !strings.HasPrefix(body, "data: {\"n\":1}\n\n") || !strings.Contains(body, "stream idle timeout") ||
-		!strings.Contains(body, `"code":"stream_interrupted"`) {
-		t.Fatalf("body %q", body)
+	if resp.StatusCode != 502 || !strings.Contains(body, "reading response: request timeout") {
+		t.Fatalf("status %d body %s", resp.StatusCode, body)
 	}
 }
 

@@ -1,0 +1,87 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"switchyard/internal/config"
+	"switchyard/internal/mock"
+)
+
+// Demo values printed for a new user.
+const (
+	// DemoKey is the client key of the demo configuration.
+	DemoKey = "sk-switchyard-demo"
+	// DemoOpenAIModel and DemoAnthropicModel are the demo's models.
+	DemoOpenAIModel    = "gpt-4o-mini"
+	DemoAnthropicModel = "claude-3-5-haiku"
+)
+
+// Demo is a ready-to-serve configuration backed by three in-process mock
+// upstreams with different latency and limits.
+type Demo struct {
+	// Config is the generated configuration (listen address from the caller).
+	Config *config.Config
+	// Mocks are the running mock upstreams, by name.
+	Mocks map[string]*mock.Server
+	dir   string
+}
+
+// StartDemo starts the mock upstreams (they stop when ctx ends) and returns
+// a configuration that routes to them, with an embedded SQLite store in a
+// temporary directory that Cleanup removes.
+func StartDemo(ctx context.Context, listen string) (*Demo, error) {
+	dir, err := os.MkdirTemp("", "switchyard-demo-")
+	if err != nil {
+		return nil, fmt.Errorf("creating demo directory: %w", err)
+	}
+	d := &Demo{Mocks: map[string]*mock.Server{}, dir: dir}
+	specs := []struct {
+		name     string
+		behavior mock.Behavior
+	}{
+		{"mock-fast", mock.Behavior{Latency: 40 * time.Millisecond, TTFT: 60 * time.Millisecond, TPS: 200, RPM: 600}},
+		{"mock-steady", mock.Behavior{Latency: 120 * time.Millisecond, TTFT: 150 * time.Millisecond, TPS: 80, RPM: 300}},
+		{"mock-backup", mock.Behavior{Latency: 250 * time.Millisecond, TTFT: 300 * time.Millisecond, TPS: 40, RPM: 60}},
+	}
+	urls := map[string]string{}
+	for i, s := range specs {
+		srv, url, err := mock.Start(ctx, "127.0.0.1:0", mock.Options{Name: s.name, Behavior: s.behavior, Seed: int64(i + 1)})
+		if err != nil {
+			d.Cleanup()
+			return nil, fmt.Errorf("starting demo upstream %s: %w", s.name, err)
+		}
+		d.Mocks[s.name] = srv
+		urls[s.name] = url
+	}
+	cfg := config.Default()
+	cfg.Listen = listen
+	cfg.Store.DSN = filepath.Join(dir, "switchyard.db")
+	cfg.Health.Interval = 0 // the mocks are in-process; nothing to probe
+	cfg.Keys = []config.Key{{Name: "demo", Key: DemoKey, SpendLimit: config.SpendLimit{Period: "month"}}}
+	up := func(name, provider, mockName string, models []string, weight, priority int) config.Upstream {
+		u := config.DefaultUpstream()
+		u.Name, u.Provider, u.BaseURL, u.APIKey = name, provider, urls[mockName]+"/v1", "sk-demo-"+name
+		u.Models, u.Weight, u.Priority = models, weight, priority
+		return u
+	}
+	cfg.Upstreams = []config.Upstream{
+		up("openai-fast", config.ProviderOpenAI, "mock-fast", []string{DemoOpenAIModel}, 3, 0),
+		up("openai-steady", config.ProviderOpenAI, "mock-steady", []string{DemoOpenAIModel}, 2, 0),
+		up("openai-backup", config.ProviderOpenAICompatible, "mock-backup", []string{DemoOpenAIModel}, 1, 1),
+		up("anthropic-fast", config.ProviderAnthropic, "mock-fast", []string{DemoAnthropicModel}, 1, 0),
+		up("anthropic-backup", config.ProviderAnthropic, "mock-backup", []string{DemoAnthropicModel}, 1, 1),
+	}
+	if errs := cfg.Validate(); len(errs) > 0 {
+		d.Cleanup()
+		return nil, fmt.Errorf("demo configuration is invalid: %w", errs)
+	}
+	d.Config = &cfg
+	return d, nil
+}
+
+// Cleanup removes the demo's temporary directory.
+func (d *Demo) Cleanup() { _ = os.RemoveAll(d.dir) }

@@ -1,0 +1,280 @@
+// Package gateway wires Switchyard together from a Config: the store, the
+// live state, the proxy and the HTTP server with graceful shutdown. The
+// `serve` command and end-to-end tests both build their gateway here, so two
+// gateways in one process never share anything.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"switchyard/internal/balancer"
+	"switchyard/internal/clock"
+	"switchyard/internal/config"
+	"switchyard/internal/health"
+	"switchyard/internal/limits"
+	"switchyard/internal/proxy"
+	"switchyard/internal/store"
+	"switchyard/internal/store/sqlite"
+)
+
+// Options are a Gateway's injectable dependencies; zero values pick production defaults.
+type Options struct {
+	// Logger receives operational logs. Default: discard.
+	Logger *slog.Logger
+	// Clock drives every timer. Default: the wall clock.
+	Clock clock.Clock
+	// Transport sends upstream requests. Default: proxy.NewTransport().
+	Transport http.RoundTripper
+	// Seed seeds the balancers; 0 picks a random seed.
+	Seed uint64
+	// Store replaces the store named by the config (tests).
+	Store store.Store
+}
+
+// Gateway is one running Switchyard instance.
+type Gateway struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	clock    clock.Clock
+	seed     uint64
+	store    store.Store
+	logs     *store.LogWriter
+	breakers *health.Breakers
+	slots    *limits.Slots
+	proxy    *proxy.Server
+
+	reloadMu sync.Mutex // serialises Reload
+	stop     context.CancelFunc
+	bg       sync.WaitGroup // background loops (the request-log writer)
+}
+
+// New opens the store, upserts the file's upstreams, keys and routes into
+// it, and builds the routing table from what the store then holds.
+func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.Seed == 0 {
+		opts.Seed = rand.Uint64()
+	}
+	g := &Gateway{
+		cfg: cfg, log: opts.Logger, clock: opts.Clock, seed: opts.Seed, store: opts.Store,
+		breakers: health.NewBreakers(cfg.Circuit, opts.Clock),
+		slots:    limits.NewSlots(),
+	}
+	if g.store == nil {
+		st, err := openStore(ctx, cfg.Store)
+		if err != nil {
+			return nil, err
+		}
+		g.store = st
+	}
+	if err := g.seedStore(ctx); err != nil {
+		_ = g.store.Close()
+		return nil, err
+	}
+	cat, err := g.buildCatalog(ctx)
+	if err != nil {
+		_ = g.store.Close()
+		return nil, err
+	}
+	bgCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	g.stop = stop
+	var sink proxy.LogSink
+	if cfg.Log.Requests {
+		g.logs = store.NewLogWriter(g.store, store.LogWriterOptions{
+			Clock:   opts.Clock,
+			OnError: func(err error) { g.log.Warn("request logs dropped", "err", err) },
+		})
+		sink = g.logs
+		g.bg.Add(1)
+		go func() {
+			defer g.bg.Done()
+			g.logs.Run(bgCtx)
+		}()
+	}
+	g.proxy = proxy.New(proxy.Options{
+		Clock: opts.Clock, Logger: opts.Logger, Transport: opts.Transport,
+		Breakers: g.breakers, Slots: g.slots, Logs: sink, OnDecision: g.logDecision,
+	}, cat)
+	return g, nil
+}
+
+// openStore opens the store the config names.
+func openStore(ctx context.Context, sc config.Store) (store.Store, error) {
+	switch sc.Driver {
+	case "sqlite":
+		st, err := sqlite.Open(ctx, sc.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("opening sqlite store %s: %w", sc.DSN, err)
+		}
+		return st, nil
+	default:
+		return nil, fmt.Errorf("store.driver %q: not available in this build (use sqlite)", sc.Driver)
+	}
+}
+
+// seedStore upserts the configuration file's entities; client keys are
+// stored as their SHA-256 only.
+func (g *Gateway) seedStore(ctx context.Context) error {
+	for _, u := range g.cfg.Upstreams {
+		if err := g.store.UpsertUpstream(ctx, u); err != nil {
+			return fmt.Errorf("storing upstream %s: %w", u.Name, err)
+		}
+	}
+	for _, k := range g.cfg.Keys {
+		if k.Key != "" {
+			k.KeySHA256, k.Key = config.HashKey(k.Key), ""
+		}
+		if err := g.store.UpsertKey(ctx, k); err != nil {
+			return fmt.Errorf("storing key %s: %w", k.Name, err)
+		}
+	}
+	for _, r := range g.cfg.Routes {
+		if err := g.store.UpsertRoute(ctx, r); err != nil {
+			return fmt.Errorf("storing route %s: %w", r.Model, err)
+		}
+	}
+	return nil
+}
+
+// buildCatalog reads the store into a routing table.
+func (g *Gateway) buildCatalog(ctx context.Context) (*proxy.Catalog, error) {
+	ups, err := g.store.ListUpstreams(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading upstreams: %w", err)
+	}
+	keys, err := g.store.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading keys: %w", err)
+	}
+	routes, err := g.store.ListRoutes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading routes: %w", err)
+	}
+	return proxy.NewCatalog(proxy.CatalogInput{
+		Upstreams: ups, Keys: keys, Routes: routes, Defaults: g.cfg.Defaults,
+		Seed: g.seed, Now: g.clock.Now,
+	})
+}
+
+// Reload rebuilds the routing table from the store and swaps it in without
+// dropping in-flight requests.
+func (g *Gateway) Reload(ctx context.Context) error {
+	g.reloadMu.Lock()
+	defer g.reloadMu.Unlock()
+	cat, err := g.buildCatalog(ctx)
+	if err != nil {
+		return err
+	}
+	g.proxy.SetCatalog(cat)
+	return nil
+}
+
+// logDecision logs a routing decision as one JSON line at debug level.
+func (g *Gateway) logDecision(d *balancer.Decision) {
+	if !g.log.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return
+	}
+	g.log.Debug("routing decision", "decision", json.RawMessage(b))
+}
+
+// Handler returns the gateway's HTTP handler: the client API plus
+// /healthz and /readyz.
+func (g *Gateway) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := g.store.Ping(ctx); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": "store unreachable"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	mux.Handle("/", g.proxy)
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// DroppedLogs returns how many request logs were dropped (buffer full or store failing).
+func (g *Gateway) DroppedLogs() uint64 {
+	if g.logs == nil {
+		return 0
+	}
+	return g.logs.Dropped()
+}
+
+// Store returns the gateway's store.
+func (g *Gateway) Store() store.Store { return g.store }
+
+// Serve answers HTTP on ln until ctx ends, then shuts down gracefully:
+// it stops accepting, lets in-flight requests (streams included) finish
+// within grace, then closes what is left.
+func (g *Gateway) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true) // h2c for clients that speak it
+	srv := &http.Server{
+		Handler:           g.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+		Protocols:         &protocols,
+		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		g.log.Warn("grace period over; closing remaining connections", "grace", grace)
+		err = srv.Close()
+	}
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return err
+}
+
+// Close flushes buffered request logs and closes the store.
+func (g *Gateway) Close(ctx context.Context) error {
+	var errs []error
+	if g.logs != nil {
+		errs = append(errs, g.logs.Close(ctx))
+	}
+	g.stop()
+	g.bg.Wait()
+	errs = append(errs, g.store.Close())
+	return errors.Join(errs...)
+}
