@@ -29,6 +29,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newServeCmd(),
 		newCheckConfigCmd(),
+		newExplainCmd(),
 		newMockCmd(),
 		newVersionCmd(),
 	)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -129,5 +130,54 @@ func TestMainExitCode(t *testing.T) {
 				t.Fatalf("exit %d, output:\n%s\nwant exit %d and %q", code, out, tc.wantCode, tc.wantOut)
 			}
 		})
+	}
+}
+
+func TestExplain(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantErr  string
+		wantText []string
+	}{
+		{"table", []string{"--model", "gpt-4o"}, "", []string{
+			"model gpt-4o  strategy weighted-random", "order: openai-main  (chosen: openai-main)",
+			"TIER  UPSTREAM", "0     openai-main  3       1", "effective_weight=3",
+		}},
+		{"with a key, a session and streaming", []string{"--model", "gpt-4o", "--key", "team-a", "--stream", "--session", "s1"}, "", []string{
+			"session s1  stream true  key team-a",
+		}},
+		{"unknown model", []string{"--model", "nope"}, "no upstream serves model nope", nil},
+		{"unknown key", []string{"--model", "gpt-4o", "--key", "ghost"}, "no client key named ghost", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := run(t, append([]string{"explain", "--config", "testdata/valid.yaml"}, tc.args...)...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.wantText {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	out, err := run(t, "explain", "--config", "testdata/valid.yaml", "--model", "claude-3-5-haiku", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Chosen string   `json:"chosen"`
+		Order  []string `json:"order"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Chosen != "anthropic-main" || len(d.Order) != 1 {
+		t.Fatalf("json output %s (%v)", out, err)
 	}
 }

@@ -18,35 +18,37 @@ type Options struct {
 	// from the runtime's random source. The Balancer uses it only under its
 	// mutex, so it must not be shared with anything else.
 	Rand *rand.Rand
-	// Now tells the time (Decision.At and ElapsedNs); required. Pass the
-	// gateway Clock's Now so tests and the simulator control it.
+	// Now tells the time: Decision.At and ElapsedNs, and the planning time
+	// strategies score against (Tier.Now, e.g. adaptive's failure cooldown).
+	// Required. Pass the gateway Clock's Now so tests and the simulator
+	// control it.
 	Now func() time.Time
 }
 
 // Balancer plans attempt orders with one strategy. It is safe for concurrent
 // use; Plan calls are serialised by a mutex held only for the computation.
 type Balancer struct {
-	now func() time.Time
+	now             func() time.Time
+	strategy        Strategy
+	keepRateLimited bool // the strategy scores rate-limited candidates itself
 
-	mu       sync.Mutex // guards strategy (its state and Rand) and scratch
-	strategy Strategy
-	scratch  scratch
+	mu      sync.Mutex // guards the strategy's state (and its Rand) and scratch
+	scratch scratch
 }
 
 // scratch holds buffers reused by every Plan call so that planning allocates
 // only what the returned Plan and Decision keep.
 type scratch struct {
-	prios  []int             // distinct priorities, ascending
-	starts []int             // starts[t] = first index in byTier of tier t; len = tiers+1
-	next   []int             // placement cursor per tier
-	tierOf []int             // tier index per input candidate
-	lut    []int             // per priority in range: count, then tier index
-	byTier []int             // input indices grouped by tier, input order within a tier
-	tier   []*Candidate      // the slice handed to Strategy.Order (permuted by it)
-	orig   []*Candidate      // tier as handed in, to map results back
-	recIdx []int             // decision record index per element of orig
-	view   []CandidateRecord // rec.Candidates handed to Strategy.Order
-	rec    TierRecord        // the rec handed to Strategy.Order (kept here so it does not escape per call)
+	prios  []int        // distinct priorities, ascending
+	starts []int        // starts[t] = first index in byTier of tier t; len = tiers+1
+	next   []int        // placement cursor per tier
+	tierOf []int        // tier index per input candidate
+	lut    []int        // per priority in range: count, then tier index
+	byTier []int        // input indices grouped by tier, input order within a tier
+	orig   []*Candidate // the tier's candidates as handed to the strategy
+	recIdx []int        // decision record index per element of orig
+	scores []Scores     // Tier.Scores
+	tier   Tier         // the Tier handed to Strategy.Order (kept here so it does not escape per call)
 }
 
 // New returns a Balancer using opts.Strategy. It fails with
@@ -69,10 +71,9 @@ func New(opts Options) (*Balancer, error) {
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	return &Balancer{
-		now:      opts.Now,
-		strategy: newStrategy(strategyEnv{rand: rng, now: opts.Now}),
-	}, nil
+	st := newStrategy(strategyEnv{rand: rng})
+	_, keep := st.(rateLimitScorer)
+	return &Balancer{now: opts.Now, strategy: st, keepRateLimited: keep}, nil
 }
 
 // Strategy returns the name of the balancer's strategy.
@@ -81,19 +82,24 @@ func (b *Balancer) Strategy() string { return b.strategy.Name() }
 // Plan orders cands for req (DESIGN.md §4): it groups them into tiers by
 // Priority ascending; in each tier drops, recording the first filter that
 // matches, the inactive, breaker-open, spend-exceeded, excluded, rate-limited
-// and concurrency-full candidates (full ones with a queue become waitable);
-// lets the strategy order each tier's survivors; and concatenates the tiers
-// until the order holds K names, so a later tier only fills the slots an
-// earlier one left. Waitable candidates are ordered the same way, tier by
-// tier, and listed after. An empty Order means nothing is available.
+// (unless the strategy keeps those as fallbacks) and concurrency-full
+// candidates (full ones with a queue become waitable); lets the strategy order
+// each tier's survivors; and concatenates the tiers until the order holds K
+// names, so a later tier only fills the slots an earlier one left. Kept
+// rate-limited fallbacks come after the healthy survivors of every tier. Waitable
+// candidates are ordered the same way, tier by tier, and listed after. An
+// empty Order means nothing is available.
 //
-// Plan does not retain cands. It is safe for concurrent use.
+// Plan makes two allocations whatever the strategy: one for all the
+// Decision's records and one shared by Order, Waitable and their Decision
+// copies. It formats no text. It does not retain cands and is safe for
+// concurrent use.
 func (b *Balancer) Plan(req Request, cands []Candidate) Plan {
 	start := b.now()
 	k := max(req.K, 1)
 
 	b.mu.Lock()
-	p := b.planLocked(&req, k, cands)
+	p := b.planLocked(&req, k, cands, start)
 	b.mu.Unlock()
 
 	p.Decision.RequestID = req.RequestID
@@ -107,45 +113,44 @@ func (b *Balancer) Plan(req Request, cands []Candidate) Plan {
 	return p
 }
 
-func (b *Balancer) planLocked(req *Request, k int, cands []Candidate) Plan {
+func (b *Balancer) planLocked(req *Request, k int, cands []Candidate, now time.Time) Plan {
 	s := &b.scratch
 	s.groupLocked(cands)
 	nt := len(s.prios)
 
-	// Filter every candidate into its decision record, in tier order. The
-	// records of all tiers share one allocation.
+	// Filter every candidate into its decision record, in tier order.
 	records := make([]CandidateRecord, len(cands))
-	tiers := make([]TierRecord, nt)
 	survivors, waitable := 0, 0
-	for t := range nt {
-		lo, hi := s.starts[t], s.starts[t+1]
-		tiers[t] = TierRecord{Priority: s.prios[t], Candidates: records[lo:hi:hi]}
-		for j := lo; j < hi; j++ {
-			c := &cands[s.byTier[j]]
-			f, reason := filter(c, req.Exclude)
-			records[j] = CandidateRecord{Name: c.Name, Weight: c.Weight, Filter: f, Reason: reason}
-			switch f {
-			case "":
-				survivors++
-			case FilterWaitable:
-				waitable++
-			}
+	for j, i := range s.byTier {
+		c, r := &cands[i], &records[j]
+		r.Name, r.Weight, r.Priority = c.Name, c.Weight, c.Priority
+		r.InFlight, r.MaxConcurrency = c.InFlight, c.MaxConcurrency
+		filter(c, req.Exclude, b.keepRateLimited, r)
+		switch r.Filter {
+		case "":
+			survivors++
+		case FilterWaitable:
+			waitable++
 		}
 	}
 
-	// Plan.Order, Plan.Waitable and their Decision copies share one
-	// allocation.
+	s.tier.Stream, s.tier.Now = req.Stream, now
 	no := min(k, survivors)
 	names := make([]string, 0, 2*(no+waitable))
-	for t := range nt {
-		if len(names) == no {
-			break
+	// Healthy survivors of every tier first; then the rate-limited ones a
+	// strategy kept as fallbacks, so a cooling upstream of tier 0 never goes
+	// before a healthy one of tier 1.
+	for _, fallback := range [2]bool{false, true} {
+		for t := range nt {
+			if len(names) == no {
+				break
+			}
+			names = b.orderTierLocked(cands, records, t, "", fallback, no-len(names), !req.DryRun && len(names) == 0, names)
 		}
-		names = b.orderTierLocked(cands, records, t, "", no-len(names), names)
 	}
 	order := names[:len(names):len(names)]
 	for t := range nt {
-		names = b.orderTierLocked(cands, records, t, FilterWaitable, waitable, names)
+		names = b.orderTierLocked(cands, records, t, FilterWaitable, false, waitable, false, names)
 	}
 	wait := names[len(order):len(names):len(names)]
 	names = append(names, order...)
@@ -153,7 +158,7 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate) Plan {
 	dOrder := names[len(order)+len(wait) : 2*len(order)+len(wait) : 2*len(order)+len(wait)]
 	dWait := names[2*len(order)+len(wait):]
 
-	d := Decision{Tiers: tiers, Order: dOrder, Waitable: dWait}
+	d := Decision{Candidates: records, Order: dOrder, Waitable: dWait}
 	if len(order) > 0 {
 		d.Chosen = order[0]
 	}
@@ -161,35 +166,35 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate) Plan {
 }
 
 // orderTierLocked hands the candidates of tier t whose record has filter f
-// ("" for survivors, FilterWaitable for waitable ones) to the strategy, copies
-// the scores it recorded into records, and appends at most k of them to
-// names. For survivors it also sets each record's Rank.
-func (b *Balancer) orderTierLocked(cands []Candidate, records []CandidateRecord, t int, f string, k int, names []string) []string {
+// ("" for survivors, FilterWaitable for waitable ones) and whose Fallback
+// mark equals fallback to the strategy, copies the scores it recorded into
+// records, and appends at most k of them to names. For survivors it also
+// sets each record's Rank. primary is Tier.Primary.
+func (b *Balancer) orderTierLocked(cands []Candidate, records []CandidateRecord, t int, f string, fallback bool, k int, primary bool, names []string) []string {
 	s := &b.scratch
 	lo, hi := s.starts[t], s.starts[t+1]
-	s.orig, s.recIdx, s.view = s.orig[:0], s.recIdx[:0], s.view[:0]
+	s.orig, s.recIdx = s.orig[:0], s.recIdx[:0]
 	for j := lo; j < hi; j++ {
-		if records[j].Filter != f {
+		if records[j].Filter != f || records[j].Fallback != fallback {
 			continue
 		}
 		s.orig = append(s.orig, &cands[s.byTier[j]])
 		s.recIdx = append(s.recIdx, j)
-		s.view = append(s.view, CandidateRecord{Name: records[j].Name, Weight: records[j].Weight})
 	}
-	if len(s.orig) == 0 || k <= 0 {
+	n := len(s.orig)
+	if n == 0 || k <= 0 {
 		return names
 	}
-	s.tier = append(s.tier[:0], s.orig...)
-	s.rec = TierRecord{Priority: s.prios[t], Candidates: s.view, waitable: f == FilterWaitable}
-	got := b.strategy.Order(s.tier, k, &s.rec)
-	s.rec = TierRecord{}
+	s.scores = resize(s.scores, n)
+	clear(s.scores)
+	tier := &s.tier
+	tier.Candidates = append(tier.Candidates[:0], s.orig...)
+	tier.Scores = s.scores
+	tier.Priority, tier.Primary, tier.Waitable = s.prios[t], primary, f == FilterWaitable
+	got := b.strategy.Order(tier, k)
 
 	for i, j := range s.recIdx {
-		records[j].Scores = s.view[i].Scores
-		if s.view[i].Reason != "" && f == "" {
-			records[j].Reason = s.view[i].Reason
-		}
-		s.view[i] = CandidateRecord{} // drop the map reference
+		records[j].Scores = s.scores[i]
 	}
 	taken := 0
 	for _, c := range got {
@@ -207,7 +212,7 @@ func (b *Balancer) orderTierLocked(cands []Candidate, records []CandidateRecord,
 		names = append(names, c.Name)
 		taken++
 	}
-	clear(s.tier)
+	clear(tier.Candidates)
 	clear(s.orig)
 	return names
 }

@@ -14,27 +14,40 @@ import (
 	"time"
 )
 
-// stepClock returns a Now func that starts at a fixed instant and advances by
-// step on every call, so ElapsedNs is exact.
+// testEpoch is the fixed instant the fake clocks start at.
+var testEpoch = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// stepClock returns a Now func that starts at testEpoch and advances by step
+// on every call, so ElapsedNs is exact.
 func stepClock(step time.Duration) func() time.Time {
 	var calls atomic.Int64
-	base := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	return func() time.Time {
-		return base.Add(time.Duration(calls.Add(1)-1) * step)
+		return testEpoch.Add(time.Duration(calls.Add(1)-1) * step)
 	}
+}
+
+// seeded returns a PCG-backed Rand for seed.
+func seeded(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+}
+
+// newStrategyBalancer returns a Balancer with the named strategy, a seeded
+// Rand and now as its clock (a 1µs step clock if nil).
+func newStrategyBalancer(t testing.TB, strategy string, seed uint64, now func() time.Time) *Balancer {
+	t.Helper()
+	if now == nil {
+		now = stepClock(time.Microsecond)
+	}
+	b, err := New(Options{Strategy: strategy, Rand: seeded(seed), Now: now})
+	if err != nil {
+		t.Fatalf("New(%q): %v", strategy, err)
+	}
+	return b
 }
 
 func newTestBalancer(t testing.TB, seed uint64) *Balancer {
 	t.Helper()
-	b, err := New(Options{
-		Strategy: StrategyWeightedRandom,
-		Rand:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		Now:      stepClock(time.Microsecond),
-	})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return b
+	return newStrategyBalancer(t, StrategyWeightedRandom, seed, nil)
 }
 
 // up returns an active, healthy candidate.
@@ -43,17 +56,16 @@ func up(name string, prio, weight int) Candidate {
 }
 
 func record(d Decision, name string) (CandidateRecord, int, bool) {
-	for _, tr := range d.Tiers {
-		for _, r := range tr.Candidates {
-			if r.Name == name {
-				return r, tr.Priority, true
-			}
+	for _, r := range d.Candidates {
+		if r.Name == name {
+			return r, r.Priority, true
 		}
 	}
 	return CandidateRecord{}, 0, false
 }
 
-// checkInvariants asserts what every Plan must satisfy whatever the input.
+// checkInvariants asserts what every Plan must satisfy whatever the input
+// and the strategy.
 func checkInvariants(t *testing.T, req Request, cands []Candidate, p Plan) {
 	t.Helper()
 	k := max(req.K, 1)
@@ -82,13 +94,16 @@ func checkInvariants(t *testing.T, req Request, cands []Candidate, p Plan) {
 	}
 	nrec := 0
 	prev := -1 << 62
-	for _, tr := range p.Decision.Tiers {
+	for _, tr := range p.Decision.Tiers() {
 		if tr.Priority <= prev {
 			t.Errorf("tiers not strictly ascending: %d after %d", tr.Priority, prev)
 		}
 		prev = tr.Priority
 		for _, r := range tr.Candidates {
 			nrec++
+			if r.Priority != tr.Priority {
+				t.Errorf("%s: record priority %d in tier %d", r.Name, r.Priority, tr.Priority)
+			}
 			want := slices.Index(p.Order, r.Name) + 1
 			if r.Rank != want {
 				t.Errorf("%s: Rank = %d, want %d", r.Name, r.Rank, want)
@@ -99,15 +114,29 @@ func checkInvariants(t *testing.T, req Request, cands []Candidate, p Plan) {
 			if slices.Contains(p.Waitable, r.Name) != (r.Filter == FilterWaitable) {
 				t.Errorf("%s: filter %q vs Waitable %v", r.Name, r.Filter, p.Waitable)
 			}
+			if (r.Rank > 0 || r.Filter == FilterWaitable) && r.Scores.IsZero() {
+				t.Errorf("%s: ordered without scores", r.Name)
+			}
+			if r.Filter != "" && r.Filter != FilterWaitable && !r.Scores.IsZero() {
+				t.Errorf("%s: filtered %q but scored %+v", r.Name, r.Filter, r.Scores)
+			}
 		}
 	}
 	if nrec != len(cands) {
 		t.Errorf("decision records %d candidates, input has %d", nrec, len(cands))
 	}
-	// Tiers are concatenated: priorities along Order never decrease.
-	last := -1 << 62
+	// Tiers are concatenated: priorities along Order never decrease, first
+	// over the healthy survivors, then again over kept fallbacks, which
+	// never come before a healthy one.
+	last, inFallbacks := -1<<62, false
 	for _, n := range p.Order {
-		_, prio, _ := record(p.Decision, n)
+		r, prio, _ := record(p.Decision, n)
+		if r.Fallback && !inFallbacks {
+			last, inFallbacks = -1<<62, true
+		}
+		if !r.Fallback && inFallbacks {
+			t.Errorf("Order %v puts the healthy %s after a fallback", p.Order, n)
+		}
 		if prio < last {
 			t.Errorf("Order %v goes back from tier %d to %d", p.Order, last, prio)
 		}
@@ -125,9 +154,17 @@ func TestNew(t *testing.T) {
 		want    string
 	}{
 		{name: "default strategy", opts: Options{Now: now}, want: StrategyWeightedRandom},
-		{name: "weighted-random", opts: Options{Strategy: "weighted-random", Now: now}, want: StrategyWeightedRandom},
 		{name: "unknown strategy", opts: Options{Strategy: "fastest-guess", Now: now}, wantErr: ErrUnknownStrategy, wantIn: `"fastest-guess"`},
 		{name: "no clock", opts: Options{}, wantErr: ErrNoClock},
+	}
+	for _, name := range []string{"weighted-random", "smooth-wrr", "round-robin", "least-conn", "p2c-ewma", "adaptive", "failover"} {
+		tests = append(tests, struct {
+			name    string
+			opts    Options
+			wantErr error
+			wantIn  string
+			want    string
+		}{name: name, opts: Options{Strategy: name, Now: now}, want: name})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,8 +186,14 @@ func TestNew(t *testing.T) {
 			}
 		})
 	}
+	if got, want := len(StrategyNames()), 7; got != want {
+		t.Errorf("%d strategies registered (%v), want %d", got, StrategyNames(), want)
+	}
 }
 
+// TestPlanTiersAndFilters runs every strategy over the same tier and filter
+// cases: whatever the strategy, tiers are tried in order, filtered candidates
+// never appear, and each record says why.
 func TestPlanTiersAndFilters(t *testing.T) {
 	full := func(c Candidate, queue bool) Candidate {
 		c.InFlight, c.MaxConcurrency, c.QueueEnabled = 4, 4, queue
@@ -164,7 +207,13 @@ func TestPlanTiersAndFilters(t *testing.T) {
 		wantOrder    [][]string
 		wantWaitable []string
 		wantFilter   map[string]string // name → Filter
-		wantReason   map[string]string // name → Reason
+		wantReason   map[string]string // name → ReasonText
+		// adaptive keeps rate-limited candidates: its expectations where
+		// they differ.
+		adaptiveOrder    [][]string
+		adaptiveWaitable []string
+		adaptiveFilter   map[string]string
+		adaptiveReason   map[string]string
 	}{
 		{
 			name:       "tier 0 healthy, tier 1 never used",
@@ -186,7 +235,7 @@ func TestPlanTiersAndFilters(t *testing.T) {
 			},
 			wantOrder:  [][]string{{"a3"}},
 			wantFilter: map[string]string{"a1": FilterBreakerOpen, "a2": FilterExcluded, "a3": ""},
-			wantReason: map[string]string{"a1": "breaker open: 5 consecutive failures", "a2": "already tried by this request"},
+			wantReason: map[string]string{"a1": "breaker open: 5 consecutive failures", "a2": "already tried by this request", "a3": ""},
 		},
 		{
 			name: "spills into tier 1 when tier 0 is short",
@@ -256,6 +305,24 @@ func TestPlanTiersAndFilters(t *testing.T) {
 			wantReason: map[string]string{"a1": "upstream inactive"},
 		},
 		{
+			name: "rate limited: dropped, or last of all tiers under adaptive",
+			req:  Request{K: 3},
+			cands: []Candidate{
+				func() Candidate {
+					c := up("a1", 0, 100)
+					c.RateLimited, c.RateLimitReason = true, "cooling down until 12:00:05"
+					return c
+				}(),
+				up("a2", 0, 1), up("b1", 1, 1),
+			},
+			wantOrder:      [][]string{{"a2"}, {"b1"}},
+			wantFilter:     map[string]string{"a1": FilterRateLimited},
+			wantReason:     map[string]string{"a1": "rate limited: cooling down until 12:00:05"},
+			adaptiveOrder:  [][]string{{"a2"}, {"b1"}, {"a1"}},
+			adaptiveFilter: map[string]string{"a1": ""},
+			adaptiveReason: map[string]string{"a1": "rate limited: cooling down until 12:00:05, kept as a fallback"},
+		},
+		{
 			name: "filter order: first match recorded",
 			req:  Request{K: 1, Exclude: []string{"a1", "a2", "a3", "a4"}},
 			cands: []Candidate{
@@ -277,7 +344,10 @@ func TestPlanTiersAndFilters(t *testing.T) {
 				"a1": FilterInactive, "a2": FilterBreakerOpen, "a3": FilterSpendExceeded,
 				"a4": FilterExcluded, "a5": FilterRateLimited,
 			},
-			wantReason: map[string]string{"a3": "spend quota exceeded: daily $5 used", "a5": "rate limited: 429 cooldown"},
+			wantReason:       map[string]string{"a3": "spend quota exceeded: daily $5 used", "a5": "rate limited: 429 cooldown"},
+			adaptiveWaitable: []string{"a5"},
+			adaptiveFilter:   map[string]string{"a5": FilterWaitable},
+			adaptiveReason:   map[string]string{"a5": "in-flight 4 of max 4, queue enabled"},
 		},
 		{
 			name: "nothing survives",
@@ -291,40 +361,65 @@ func TestPlanTiersAndFilters(t *testing.T) {
 		},
 		{name: "no candidates", req: Request{K: 3}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for seed := range uint64(50) {
-				b := newTestBalancer(t, seed)
-				p := b.Plan(tt.req, tt.cands)
-				checkInvariants(t, tt.req, tt.cands, p)
-				if len(p.Order) != len(tt.wantOrder) {
-					t.Fatalf("seed %d: Order = %v, want %d entries from %v", seed, p.Order, len(tt.wantOrder), tt.wantOrder)
-				}
-				for i, n := range p.Order {
-					if !slices.Contains(tt.wantOrder[i], n) {
-						t.Errorf("seed %d: Order[%d] = %q, want one of %v (Order %v)", seed, i, n, tt.wantOrder[i], p.Order)
+	for _, strategy := range StrategyNames() {
+		for _, tt := range tests {
+			t.Run(strategy+"/"+tt.name, func(t *testing.T) {
+				wantOrder, wantWaitable := tt.wantOrder, tt.wantWaitable
+				wantFilter, wantReason := tt.wantFilter, tt.wantReason
+				if strategy == StrategyAdaptive {
+					if tt.adaptiveOrder != nil {
+						wantOrder = tt.adaptiveOrder
+					}
+					wantFilter = merged(wantFilter, tt.adaptiveFilter)
+					wantReason = merged(wantReason, tt.adaptiveReason)
+					if tt.adaptiveWaitable != nil {
+						wantWaitable = tt.adaptiveWaitable
 					}
 				}
-				if !slices.Equal(p.Waitable, tt.wantWaitable) && !(len(p.Waitable) == 0 && len(tt.wantWaitable) == 0) {
-					t.Errorf("seed %d: Waitable = %v, want %v", seed, p.Waitable, tt.wantWaitable)
-				}
-				for name, f := range tt.wantFilter {
-					r, _, ok := record(p.Decision, name)
-					if !ok {
-						t.Fatalf("no record for %s", name)
+				for seed := range uint64(20) {
+					b := newStrategyBalancer(t, strategy, seed, nil)
+					p := b.Plan(tt.req, tt.cands)
+					checkInvariants(t, tt.req, tt.cands, p)
+					if len(p.Order) != len(wantOrder) {
+						t.Fatalf("seed %d: Order = %v, want %d entries from %v", seed, p.Order, len(wantOrder), wantOrder)
 					}
-					if r.Filter != f {
-						t.Errorf("%s: Filter = %q, want %q", name, r.Filter, f)
+					for i, n := range p.Order {
+						if !slices.Contains(wantOrder[i], n) {
+							t.Errorf("seed %d: Order[%d] = %q, want one of %v (Order %v)", seed, i, n, wantOrder[i], p.Order)
+						}
+					}
+					if !slices.Equal(p.Waitable, wantWaitable) && len(p.Waitable)+len(wantWaitable) > 0 {
+						t.Errorf("seed %d: Waitable = %v, want %v", seed, p.Waitable, wantWaitable)
+					}
+					for name, f := range wantFilter {
+						r, _, ok := record(p.Decision, name)
+						if !ok {
+							t.Fatalf("no record for %s", name)
+						}
+						if r.Filter != f {
+							t.Errorf("%s: Filter = %q, want %q", name, r.Filter, f)
+						}
+					}
+					for name, reason := range wantReason {
+						if r, _, _ := record(p.Decision, name); r.ReasonText() != reason {
+							t.Errorf("%s: ReasonText = %q, want %q", name, r.ReasonText(), reason)
+						}
 					}
 				}
-				for name, reason := range tt.wantReason {
-					if r, _, _ := record(p.Decision, name); r.Reason != reason {
-						t.Errorf("%s: Reason = %q, want %q", name, r.Reason, reason)
-					}
-				}
-			}
-		})
+			})
+		}
 	}
+}
+
+func merged(a, b map[string]string) map[string]string {
+	m := map[string]string{}
+	for k, v := range a {
+		m[k] = v
+	}
+	for k, v := range b {
+		m[k] = v
+	}
+	return m
 }
 
 func TestPlanDecision(t *testing.T) {
@@ -344,15 +439,19 @@ func TestPlanDecision(t *testing.T) {
 	if d.Strategy != StrategyWeightedRandom {
 		t.Errorf("Strategy = %q", d.Strategy)
 	}
+	if !d.At.Equal(testEpoch) {
+		t.Errorf("At = %v, want %v", d.At, testEpoch)
+	}
 	if d.ElapsedNs != int64(time.Microsecond) {
 		t.Errorf("ElapsedNs = %d, want %d (two clock reads one step apart)", d.ElapsedNs, time.Microsecond)
 	}
-	if len(d.Tiers) != 2 || d.Tiers[0].Priority != 0 || d.Tiers[1].Priority != 1 {
-		t.Fatalf("Tiers = %+v", d.Tiers)
+	tiers := d.Tiers()
+	if len(tiers) != 2 || tiers[0].Priority != 0 || tiers[1].Priority != 1 {
+		t.Fatalf("Tiers = %+v", tiers)
 	}
 	// Input order is kept within a tier.
 	var names []string
-	for _, r := range d.Tiers[0].Candidates {
+	for _, r := range tiers[0].Candidates {
 		names = append(names, r.Name)
 	}
 	if want := []string{"a1", "a2", "x"}; !slices.Equal(names, want) {
@@ -361,13 +460,13 @@ func TestPlanDecision(t *testing.T) {
 	// Survivors of the tier the strategy ordered carry scores; the filtered
 	// one and the tier never reached do not.
 	for _, n := range []string{"a1", "a2"} {
-		if r, _, _ := record(d, n); r.Scores == nil {
+		if r, _, _ := record(d, n); r.Scores.IsZero() {
 			t.Errorf("%s has no scores", n)
 		}
 	}
 	for _, n := range []string{"x", "b1"} {
-		if r, _, _ := record(d, n); r.Scores != nil {
-			t.Errorf("%s has scores %v", n, r.Scores)
+		if r, _, _ := record(d, n); !r.Scores.IsZero() {
+			t.Errorf("%s has scores %+v", n, r.Scores)
 		}
 	}
 
@@ -376,126 +475,199 @@ func TestPlanDecision(t *testing.T) {
 	if d.Order[0] == "mutated" || d.Chosen == "mutated" {
 		t.Errorf("Decision.Order aliases Plan.Order")
 	}
-
-	raw, err := json.Marshal(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	for _, key := range []string{"request_id", "model", "key", "session", "stream", "strategy", "at", "tiers", "order", "waitable", "chosen", "elapsed_ns"} {
-		if _, ok := m[key]; !ok {
-			t.Errorf("JSON lacks %q: %s", key, raw)
-		}
-	}
-	if !strings.Contains(string(raw), `"filter":"excluded"`) || !strings.Contains(string(raw), `"effective_weight":1.6`) {
-		t.Errorf("JSON lacks filter or scores: %s", raw)
-	}
-	if strings.Contains(string(raw), "null") {
-		t.Errorf("JSON has a null: %s", raw)
-	}
 }
 
-func TestPlanDoesNotRetainOrMutateInput(t *testing.T) {
-	b := newTestBalancer(t, 3)
-	cands := []Candidate{up("a", 0, 1), up("b", 0, 2), up("c", 1, 3), up("d", 0, 4)}
-	before := slices.Clone(cands)
-	for range 100 {
-		b.Plan(Request{K: 3}, cands)
+// TestDecisionJSON pins the wire shape of a Decision for every strategy.
+func TestDecisionJSON(t *testing.T) {
+	cands := []Candidate{
+		up("b1", 1, 1), up("a1", 0, 3),
+		func() Candidate { c := up("a2", 0, 2); c.LatencyMs, c.LatencyEWMA, c.InFlight = 100, 250, 1; return c }(),
+		func() Candidate { c := up("x", 0, 9); c.BreakerOpen, c.BreakerReason = true, `3 × "503"`; return c }(),
+		func() Candidate {
+			c := up("w", 0, 1)
+			c.InFlight, c.MaxConcurrency, c.QueueEnabled = 2, 2, true
+			return c
+		}(),
 	}
-	if !slices.Equal(cands, before) {
-		t.Errorf("Plan changed its input: %v", cands)
-	}
-	for _, c := range b.scratch.tier[:cap(b.scratch.tier)] {
-		if c != nil {
-			t.Fatalf("scratch retains a candidate pointer")
-		}
-	}
-}
-
-// TestStrategyContract runs every registered strategy through one harness:
-// Plan's invariants over random pools, and scores for every ordered survivor.
-func TestStrategyContract(t *testing.T) {
-	for _, name := range StrategyNames() {
-		t.Run(name, func(t *testing.T) {
-			b, err := New(Options{Strategy: name, Rand: rand.New(rand.NewPCG(7, 8)), Now: stepClock(time.Nanosecond)})
+	req := Request{RequestID: "req-1", Model: "gpt-4o", Key: "team-a", K: 2}
+	for _, strategy := range StrategyNames() {
+		t.Run(strategy, func(t *testing.T) {
+			p := newStrategyBalancer(t, strategy, 1, nil).Plan(req, cands)
+			raw, err := json.Marshal(&p.Decision)
 			if err != nil {
 				t.Fatal(err)
 			}
-			gen := rand.New(rand.NewPCG(1, 1))
-			for iter := range 2000 {
-				n := gen.IntN(12)
-				cands := make([]Candidate, n)
-				var exclude []string
-				for i := range cands {
-					cands[i] = Candidate{
-						Name:           fmt.Sprintf("u%d", i),
-						Priority:       gen.IntN(3) * 10,
-						Weight:         gen.IntN(5),
-						Active:         gen.IntN(10) > 0,
-						LatencyMs:      float64(gen.IntN(1000)),
-						InFlight:       int64(gen.IntN(4)),
-						MaxConcurrency: gen.IntN(4),
-						QueueEnabled:   gen.IntN(2) == 0,
-						BreakerOpen:    gen.IntN(8) == 0,
-						SlowStart:      gen.Float64(),
-					}
-					if gen.IntN(8) == 0 {
-						exclude = append(exclude, cands[i].Name)
+			var m map[string]any
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatal(err)
+			}
+			keys := []string{"request_id", "model", "key", "stream", "strategy", "tiers", "order", "waitable", "chosen", "elapsed_ns", "at"}
+			for _, key := range keys {
+				if _, ok := m[key]; !ok {
+					t.Errorf("JSON lacks %q: %s", key, raw)
+				}
+			}
+			if _, ok := m["session"]; ok || len(m) != len(keys) {
+				t.Errorf("JSON has %d keys, want exactly %v: %s", len(m), keys, raw)
+			}
+			if m["strategy"] != strategy || m["chosen"] != p.Order[0] {
+				t.Errorf("strategy/chosen = %v/%v: %s", m["strategy"], m["chosen"], raw)
+			}
+			tiers := m["tiers"].([]any)
+			if len(tiers) != 2 {
+				t.Fatalf("%d tiers: %s", len(tiers), raw)
+			}
+			tier0 := tiers[0].(map[string]any)
+			if tier0["priority"] != 0.0 || len(tier0) != 2 {
+				t.Errorf("tier 0 = %v", tier0)
+			}
+			recs := tier0["candidates"].([]any)
+			if len(recs) != 4 {
+				t.Fatalf("tier 0 has %d records: %s", len(recs), raw)
+			}
+			allowed := map[string]bool{"name": true, "weight": true, "filter": true, "reason": true, "scores": true, "rank": true}
+			for _, r := range recs {
+				for key := range r.(map[string]any) {
+					if !allowed[key] {
+						t.Errorf("record key %q: %v", key, r)
 					}
 				}
-				req := Request{K: gen.IntN(5), Exclude: exclude}
-				p := b.Plan(req, cands)
-				checkInvariants(t, req, cands, p)
-				for _, n := range slices.Concat(p.Order, p.Waitable) {
-					if r, _, _ := record(p.Decision, n); len(r.Scores) == 0 {
-						t.Fatalf("iter %d: %s ordered without scores", iter, n)
+			}
+			x := recs[2].(map[string]any)
+			if x["name"] != "x" || x["filter"] != "breaker_open" || x["reason"] != `breaker open: 3 × "503"` || x["scores"] != nil || x["rank"] != nil {
+				t.Errorf("filtered record = %v", x)
+			}
+			w := recs[3].(map[string]any)
+			if w["filter"] != "waitable" || w["reason"] != "in-flight 2 of max 2, queue enabled" || w["scores"] == nil {
+				t.Errorf("waitable record = %v", w)
+			}
+			for _, r := range recs[:2] {
+				r := r.(map[string]any)
+				if _, ok := r["rank"]; !ok || r["scores"] == nil || r["reason"] != nil {
+					t.Errorf("ordered record = %v", r)
+				}
+			}
+			if strings.Contains(string(raw), "null") {
+				t.Errorf("JSON has a null: %s", raw)
+			}
+		})
+	}
+
+	t.Run("empty plan", func(t *testing.T) {
+		p := newTestBalancer(t, 1).Plan(Request{}, nil)
+		raw, err := json.Marshal(p.Decision)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`"tiers":[]`, `"order":[]`, `"waitable":[]`, `"chosen":""`} {
+			if !strings.Contains(string(raw), want) {
+				t.Errorf("JSON lacks %s: %s", want, raw)
+			}
+		}
+	})
+}
+
+func TestPlanDoesNotRetainOrMutateInput(t *testing.T) {
+	for _, strategy := range StrategyNames() {
+		t.Run(strategy, func(t *testing.T) {
+			b := newStrategyBalancer(t, strategy, 3, nil)
+			cands := []Candidate{up("a", 0, 1), up("b", 0, 2), up("c", 1, 3), up("d", 0, 4)}
+			cands[1].InFlight, cands[1].MaxConcurrency, cands[1].QueueEnabled = 1, 1, true
+			before := slices.Clone(cands)
+			for range 100 {
+				b.Plan(Request{K: 3}, cands)
+			}
+			if !slices.Equal(cands, before) {
+				t.Errorf("Plan changed its input: %v", cands)
+			}
+			s := &b.scratch
+			for _, c := range slices.Concat(s.tier.Candidates[:cap(s.tier.Candidates)], s.orig[:cap(s.orig)]) {
+				if c != nil {
+					t.Fatalf("scratch retains a candidate pointer")
+				}
+			}
+			if r := strategyRanker(b.strategy); r != nil {
+				for _, it := range r.items[:cap(r.items)] {
+					if it.c != nil {
+						t.Fatalf("ranker retains a candidate pointer")
 					}
 				}
-				if t.Failed() {
-					t.Fatalf("iter %d: cands %+v req %+v plan %+v", iter, cands, req, p)
-				}
+			}
+		})
+	}
+}
+
+// strategyRanker returns the strategy's ranker scratch, if it has one.
+func strategyRanker(s Strategy) *ranker {
+	switch s := s.(type) {
+	case *smoothWRR:
+		return &s.r
+	case *leastConn:
+		return &s.r
+	case *p2cEWMA:
+		return &s.r
+	case *adaptive:
+		return &s.r
+	case *failover:
+		return &s.r
+	}
+	return nil
+}
+
+// TestPlanAllocs pins Plan's allocation budget: one allocation for the
+// records, one for the name slices, for every strategy.
+func TestPlanAllocs(t *testing.T) {
+	for _, strategy := range StrategyNames() {
+		t.Run(strategy, func(t *testing.T) {
+			b := newStrategyBalancer(t, strategy, 1, time.Now)
+			cands := benchPool(10)
+			req := Request{RequestID: "r", Model: "m", K: 3, Exclude: []string{"upstream-0000"}}
+			b.Plan(req, cands) // warm the scratch buffers and strategy state
+			if got := testing.AllocsPerRun(200, func() { b.Plan(req, cands) }); got > 2 {
+				t.Errorf("Plan allocates %v times per call, want ≤ 2", got)
 			}
 		})
 	}
 }
 
 func TestPlanConcurrent(t *testing.T) {
-	b := newTestBalancer(t, 11)
-	cands := []Candidate{
-		up("a1", 0, 3), up("a2", 0, 2), up("b1", 1, 1), up("b2", 1, 1),
-		func() Candidate {
-			c := up("a3", 0, 1)
-			c.InFlight, c.MaxConcurrency, c.QueueEnabled = 2, 2, true
-			return c
-		}(),
-	}
-	const goroutines, each = 16, 500
-	var wg sync.WaitGroup
-	errs := make(chan string, goroutines)
-	for g := range goroutines {
-		wg.Go(func() {
-			for i := range each {
-				req := Request{RequestID: fmt.Sprint(g, "-", i), K: 3}
-				p := b.Plan(req, cands)
-				if len(p.Order) != 3 || p.Order[0] == p.Order[1] || p.Order[1] == p.Order[2] || p.Order[0] == p.Order[2] ||
-					!slices.Equal(p.Waitable, []string{"a3"}) || p.Decision.RequestID != req.RequestID {
-					errs <- fmt.Sprintf("bad plan %v %v %q", p.Order, p.Waitable, p.Decision.RequestID)
-					return
-				}
-				if p.Order[0] == "b1" || p.Order[0] == "b2" || p.Order[1] == "b1" || p.Order[1] == "b2" {
-					errs <- fmt.Sprintf("tier 1 before tier 0: %v", p.Order)
-					return
-				}
+	for _, strategy := range StrategyNames() {
+		t.Run(strategy, func(t *testing.T) {
+			b := newStrategyBalancer(t, strategy, 11, nil)
+			cands := []Candidate{
+				up("a1", 0, 3), up("a2", 0, 2), up("b1", 1, 1), up("b2", 1, 1),
+				func() Candidate {
+					c := up("a3", 0, 1)
+					c.InFlight, c.MaxConcurrency, c.QueueEnabled = 2, 2, true
+					return c
+				}(),
+			}
+			const goroutines, each = 8, 250
+			var wg sync.WaitGroup
+			errs := make(chan string, goroutines)
+			for g := range goroutines {
+				wg.Go(func() {
+					for i := range each {
+						req := Request{RequestID: fmt.Sprint(g, "-", i), K: 3}
+						p := b.Plan(req, cands)
+						if len(p.Order) != 3 || p.Order[0] == p.Order[1] || p.Order[1] == p.Order[2] || p.Order[0] == p.Order[2] ||
+							!slices.Equal(p.Waitable, []string{"a3"}) || p.Decision.RequestID != req.RequestID {
+							errs <- fmt.Sprintf("bad plan %v %v %q", p.Order, p.Waitable, p.Decision.RequestID)
+							return
+						}
+						if p.Order[0] == "b1" || p.Order[0] == "b2" || p.Order[1] == "b1" || p.Order[1] == "b2" {
+							errs <- fmt.Sprintf("tier 1 before tier 0: %v", p.Order)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for e := range errs {
+				t.Error(e)
 			}
 		})
-	}
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Error(e)
 	}
 }
 

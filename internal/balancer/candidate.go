@@ -1,16 +1,22 @@
 package balancer
 
+import "time"
+
 // Candidate is the routing view of one upstream at planning time: its static
 // settings plus a snapshot of its live stats. The caller builds one per
 // upstream that serves the requested model and that the key may use; Plan only
 // reads it. Names must be unique within one Plan call.
+//
+// Every live stat uses its zero value for "no data": a strategy that needs a
+// stat the caller does not track scores the upstream neutrally.
 type Candidate struct {
 	// Name is the upstream's unique, stable id.
 	Name string
 	// Priority is the tier, 0–100; lower tiers are tried first.
 	Priority int
-	// Weight is the relative share within the tier, 1–100 (0 or less counts
-	// as 0: such a candidate is picked only after every positive one).
+	// Weight is the relative share within the tier, 1–100. Strategies that
+	// divide by it treat 0 or less as documented in their file (most as 0:
+	// picked only after every positive one; adaptive as 100, per seed 001).
 	Weight int
 	// Active is false for an upstream switched off by the operator; it is
 	// filtered as FilterInactive.
@@ -18,6 +24,28 @@ type Candidate struct {
 	// LatencyMs is the last active-probe round trip in milliseconds (seed
 	// 000); 0 means unknown and scores 1.
 	LatencyMs float64
+	// LatencyEWMA is the moving average (α = 0.3) of non-streaming
+	// end-to-end latency in milliseconds; 0 means no data.
+	LatencyEWMA float64
+	// TTFTEWMA is the moving average (α = 0.3) of the time to first token of
+	// streaming requests in milliseconds; 0 means no data.
+	TTFTEWMA float64
+	// TPSEWMA is the moving average (α = 0.3) of the output throughput of
+	// streaming requests in tokens per second; 0 means no data.
+	TPSEWMA float64
+	// WindowRequests counts the requests dispatched to the upstream within
+	// the sliding window (adaptive's weighted round robin); 0 means none or
+	// no data.
+	WindowRequests int64
+	// ConsecutiveFailures counts the failures since the last success.
+	ConsecutiveFailures int
+	// LastFailure is when the upstream last failed; the zero time means
+	// never (or no data).
+	LastFailure time.Time
+	// RPMUsed and TPMUsed are the requests and tokens used in the current
+	// minute; RPMLimit and TPMLimit are the upstream's limits, 0 meaning
+	// unknown or unlimited.
+	RPMUsed, RPMLimit, TPMUsed, TPMLimit int64
 	// InFlight is the number of requests currently in flight on the upstream.
 	InFlight int64
 	// MaxConcurrency is the concurrency slot count; 0 means unlimited.
@@ -25,6 +53,9 @@ type Candidate struct {
 	// QueueEnabled makes a full upstream (InFlight ≥ MaxConcurrency) waitable
 	// instead of dropped.
 	QueueEnabled bool
+	// QueueDepth is the number of requests waiting for a slot; QueueMax
+	// bounds it, 0 meaning unbounded (or no queue).
+	QueueDepth, QueueMax int
 	// BreakerOpen means the circuit breaker rejects traffic now (open, or
 	// half-open with its probe slot taken).
 	BreakerOpen bool
@@ -37,8 +68,9 @@ type Candidate struct {
 	// SpendReason says which quota, for the Decision.
 	SpendReason string
 	// RateLimited means an RPM/TPM reservation would exceed a limit or the
-	// upstream is cooling down after a 429; it is filtered as
-	// FilterRateLimited.
+	// upstream is cooling down after a 429. It is filtered as
+	// FilterRateLimited, except by a strategy that scores it as a fallback
+	// itself (adaptive), which keeps it and ranks it last in its tier.
 	RateLimited bool
 	// RateLimitReason says which limit or until when, for the Decision.
 	RateLimitReason string
@@ -52,13 +84,19 @@ type Request struct {
 	// RequestID, Model, Key (the API key's name) and Session are copied into
 	// the Decision.
 	RequestID, Model, Key, Session string
-	// Stream is true for a streaming request; copied into the Decision.
+	// Stream is true for a streaming request; copied into the Decision and
+	// used by adaptive's latency component (TTFT and throughput instead of
+	// end-to-end latency).
 	Stream bool
 	// Exclude lists upstream names already tried by this request; they are
 	// filtered as FilterExcluded.
 	Exclude []string
 	// K is the plan length, 1 + retries; 0 or less means 1.
 	K int
+	// DryRun plans without advancing the state of stateful strategies
+	// (smooth-wrr, round-robin), for /admin/api/explain: the next real Plan
+	// picks what it would have picked anyway.
+	DryRun bool
 }
 
 // Plan is the attempt order for one request.

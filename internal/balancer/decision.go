@@ -1,47 +1,111 @@
 package balancer
 
-import "time"
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+)
 
 // Decision records one Plan call: which candidates each tier had, which
 // filter dropped each and why, the strategy's score components, and the final
 // order. It is served by the admin API and logged as one JSON line.
+//
+// Plan fills it without formatting any text: the records hold raw values and
+// the human-readable reasons and the per-tier grouping are built only when
+// the Decision is read (Tiers, CandidateRecord.ReasonText) or marshalled. Its
+// JSON is
+//
+//	{"request_id", "model", "key", "session", "stream", "strategy",
+//	 "tiers": [{"priority", "candidates": [{"name", "weight", "filter",
+//	   "reason", "scores": {…}, "rank"}]}],
+//	 "order", "waitable", "chosen", "elapsed_ns", "at"}
 type Decision struct {
 	// RequestID, Model, Key, Session and Stream are copied from the Request.
-	RequestID string `json:"request_id"`
-	Model     string `json:"model"`
-	Key       string `json:"key"`
-	Session   string `json:"session,omitempty"`
-	Stream    bool   `json:"stream"`
+	RequestID string
+	Model     string
+	Key       string
+	Session   string
+	Stream    bool
 	// Strategy is the name of the strategy that ordered the tiers.
-	Strategy string `json:"strategy"`
+	Strategy string
 	// At is when planning started, from Options.Now.
-	At time.Time `json:"at"`
-	// Tiers holds one record per priority tier, ascending.
-	Tiers []TierRecord `json:"tiers"`
+	At time.Time
+	// Candidates holds one record per candidate, grouped by tier in
+	// ascending priority and in input order within a tier. Tiers groups
+	// them; in JSON they appear only grouped, under "tiers".
+	Candidates []CandidateRecord
 	// Order and Waitable equal Plan.Order and Plan.Waitable (separate
 	// copies: changing the Plan's slices does not change the record).
-	Order    []string `json:"order"`
-	Waitable []string `json:"waitable"`
+	Order    []string
+	Waitable []string
 	// Chosen is Order[0], or "" when the order is empty.
-	Chosen string `json:"chosen"`
+	Chosen string
 	// ElapsedNs is the time Plan took, lock wait included, per Options.Now.
-	ElapsedNs int64 `json:"elapsed_ns"`
+	ElapsedNs int64
 }
 
-// TierRecord records one priority tier of a Decision.
+// TierRecord is one priority tier of a Decision, as returned by
+// Decision.Tiers.
 type TierRecord struct {
 	// Priority is the tier's priority value.
 	Priority int `json:"priority"`
-	// Candidates holds the tier's candidates in input order.
+	// Candidates holds the tier's records in input order; it is a sub-slice
+	// of Decision.Candidates.
 	Candidates []CandidateRecord `json:"candidates"`
-
-	waitable bool // set only on the view Plan hands to Strategy.Order
 }
 
-// Waitable reports whether Plan is asking the strategy to order the tier's
-// waitable candidates (full, queue enabled) rather than its survivors. It is
-// always false on the records of a returned Decision.
-func (r *TierRecord) Waitable() bool { return r.waitable }
+// Tiers groups d.Candidates by priority, ascending. The TierRecords share
+// the Decision's records; only the returned slice is allocated.
+func (d *Decision) Tiers() []TierRecord {
+	n := 0
+	for i := range d.Candidates {
+		if i == 0 || d.Candidates[i].Priority != d.Candidates[i-1].Priority {
+			n++
+		}
+	}
+	tiers := make([]TierRecord, 0, n)
+	lo := 0
+	for i := range d.Candidates {
+		if i+1 == len(d.Candidates) || d.Candidates[i+1].Priority != d.Candidates[i].Priority {
+			tiers = append(tiers, TierRecord{Priority: d.Candidates[i].Priority, Candidates: d.Candidates[lo : i+1 : i+1]})
+			lo = i + 1
+		}
+	}
+	return tiers
+}
+
+// decisionJSON is the wire form of a Decision.
+type decisionJSON struct {
+	RequestID string       `json:"request_id"`
+	Model     string       `json:"model"`
+	Key       string       `json:"key"`
+	Session   string       `json:"session,omitempty"`
+	Stream    bool         `json:"stream"`
+	Strategy  string       `json:"strategy"`
+	Tiers     []TierRecord `json:"tiers"`
+	Order     []string     `json:"order"`
+	Waitable  []string     `json:"waitable"`
+	Chosen    string       `json:"chosen"`
+	ElapsedNs int64        `json:"elapsed_ns"`
+	At        time.Time    `json:"at"`
+}
+
+// MarshalJSON encodes the Decision with its records grouped by tier; empty
+// lists are [] rather than null.
+func (d Decision) MarshalJSON() ([]byte, error) {
+	return json.Marshal(decisionJSON{
+		RequestID: d.RequestID, Model: d.Model, Key: d.Key, Session: d.Session, Stream: d.Stream,
+		Strategy: d.Strategy, Tiers: d.Tiers(), Order: nonNil(d.Order), Waitable: nonNil(d.Waitable),
+		Chosen: d.Chosen, ElapsedNs: d.ElapsedNs, At: d.At,
+	})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
 
 // Filter values of CandidateRecord.Filter, in the order Plan applies them;
 // the first that matches is recorded.
@@ -54,7 +118,8 @@ const (
 	FilterSpendExceeded = "spend_exceeded"
 	// FilterExcluded: the request already tried this upstream.
 	FilterExcluded = "excluded"
-	// FilterRateLimited: RPM/TPM exhausted or cooling down after a 429.
+	// FilterRateLimited: RPM/TPM exhausted or cooling down after a 429 (not
+	// applied by strategies that keep such upstreams as fallbacks).
 	FilterRateLimited = "rate_limited"
 	// FilterConcurrencyFull: every concurrency slot is taken and there is
 	// no queue.
@@ -64,23 +129,88 @@ const (
 	FilterWaitable = "waitable"
 )
 
-// CandidateRecord records one candidate of a tier.
+// CandidateRecord records one candidate of a Decision. Plan stores raw values
+// only; ReasonText (and the JSON "reason" field) turns them into words.
 type CandidateRecord struct {
 	// Name is the upstream name.
-	Name string `json:"name"`
+	Name string
 	// Weight is the configured weight.
-	Weight int `json:"weight"`
+	Weight int
+	// Priority is the candidate's tier.
+	Priority int
 	// Filter is "" if the candidate survived the filters, else one of the
 	// Filter constants.
-	Filter string `json:"filter,omitempty"`
-	// Reason explains Filter in words, e.g. "breaker open: 5 consecutive
-	// failures" or "in-flight 4 of max 4".
-	Reason string `json:"reason,omitempty"`
-	// Scores holds the strategy's score components, e.g.
-	// {"latency_score":0.8,"slow_start":1,"effective_weight":8}. Nil for
+	Filter string
+	// Detail is the candidate's own explanation for the filter that matched,
+	// as given: BreakerReason, SpendReason or RateLimitReason.
+	Detail string
+	// InFlight and MaxConcurrency are the candidate's in-flight count and
+	// slot limit at planning time.
+	InFlight       int64
+	MaxConcurrency int
+	// Fallback means the candidate is rate limited but the strategy kept it,
+	// scored to sort last in its tier (adaptive), instead of Plan dropping it.
+	Fallback bool
+	// Scores holds the strategy's score components. Zero (IsZero) for
 	// candidates the strategy was not asked to order (filtered out, or in a
 	// tier after the plan was already full).
-	Scores map[string]float64 `json:"scores,omitempty"`
+	Scores Scores
 	// Rank is the 1-based position in Order, 0 if not in it.
-	Rank int `json:"rank,omitempty"`
+	Rank int
+}
+
+// ReasonText explains Filter in words, e.g. "breaker open: 5 consecutive
+// failures" or "in-flight 4 of max 4, queue enabled"; "" for a plain
+// survivor. It allocates, so Plan never calls it.
+func (r *CandidateRecord) ReasonText() string {
+	switch r.Filter {
+	case FilterInactive:
+		return "upstream inactive"
+	case FilterBreakerOpen:
+		return withDetail("breaker open", r.Detail)
+	case FilterSpendExceeded:
+		return withDetail("spend quota exceeded", r.Detail)
+	case FilterExcluded:
+		return "already tried by this request"
+	case FilterRateLimited:
+		return withDetail("rate limited", r.Detail)
+	case FilterConcurrencyFull:
+		return r.inFlightText()
+	case FilterWaitable:
+		return r.inFlightText() + ", queue enabled"
+	case "":
+		if r.Fallback {
+			return withDetail("rate limited", r.Detail) + ", kept as a fallback"
+		}
+	}
+	return ""
+}
+
+func (r *CandidateRecord) inFlightText() string {
+	return "in-flight " + strconv.FormatInt(r.InFlight, 10) + " of max " + strconv.Itoa(r.MaxConcurrency)
+}
+
+func withDetail(what, detail string) string {
+	if detail == "" {
+		return what
+	}
+	return what + ": " + detail
+}
+
+// candidateRecordJSON is the wire form of a CandidateRecord.
+type candidateRecordJSON struct {
+	Name   string `json:"name"`
+	Weight int    `json:"weight"`
+	Filter string `json:"filter,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Scores Scores `json:"scores,omitzero"`
+	Rank   int    `json:"rank,omitempty"`
+}
+
+// MarshalJSON encodes the record as {name, weight, filter, reason, scores,
+// rank}, with reason from ReasonText; empty fields are omitted.
+func (r CandidateRecord) MarshalJSON() ([]byte, error) {
+	return json.Marshal(candidateRecordJSON{
+		Name: r.Name, Weight: r.Weight, Filter: r.Filter, Reason: r.ReasonText(), Scores: r.Scores, Rank: r.Rank,
+	})
 }

@@ -8,12 +8,17 @@
 // reports outcomes elsewhere (internal/health, internal/limits).
 //
 // Plan groups candidates into priority tiers (lower first), drops the ones a
-// filter rejects (recording which filter and why), lets the route's Strategy
-// order each tier's survivors, concatenates the tiers up to K = 1 + retries
-// entries, and lists full-but-queueable candidates as Waitable after them.
-// Every call yields a Decision, a JSON-serialisable record of all of it. See
-// DESIGN.md §4.
+// filter rejects (recording which filter and the raw details), lets the
+// route's Strategy order each tier's survivors, concatenates the tiers up to
+// K = 1 + retries entries, and lists full-but-queueable candidates as
+// Waitable after them. Every call yields a Decision, a JSON-serialisable
+// record of all of it, whose reasons are put into words only when it is read
+// or marshalled. See DESIGN.md §4.
 //
 // Strategies live one per file (strategy_<name>.go) and are registered by
-// name in strategy.go; Plan does not know any of them.
+// name in strategy.go; Plan does not know any of them: weighted-random (the
+// default), smooth-wrr, round-robin, least-conn, p2c-ewma, adaptive and
+// failover. Those that rank by a score share one top-K partial selection
+// (rank.go). Plan costs two allocations whatever the strategy and pool size;
+// docs/benchmarks.md has the numbers.
 package balancer

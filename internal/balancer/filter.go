@@ -1,37 +1,38 @@
 package balancer
 
-import "strconv"
-
-// filter applies the filters of DESIGN.md §4 to c in order and returns the
-// first that drops it, with a reason; ("", "") means c survives.
-func filter(c *Candidate, exclude []string) (name, reason string) {
+// filter applies the filters of DESIGN.md §4 to c in order and records in r
+// the first that drops it ("" if none), with the raw detail ReasonText needs.
+// With keepRateLimited (a strategy that scores rate limits itself), a
+// rate-limited candidate is not dropped but marked as a fallback and still
+// subject to the concurrency filter. It formats nothing, so it never
+// allocates.
+func filter(c *Candidate, exclude []string, keepRateLimited bool, r *CandidateRecord) {
 	switch {
 	case !c.Active:
-		return FilterInactive, "upstream inactive"
+		r.Filter = FilterInactive
 	case c.BreakerOpen:
-		return FilterBreakerOpen, withDetail("breaker open", c.BreakerReason)
+		r.Filter, r.Detail = FilterBreakerOpen, c.BreakerReason
 	case c.SpendExceeded:
-		return FilterSpendExceeded, withDetail("spend quota exceeded", c.SpendReason)
+		r.Filter, r.Detail = FilterSpendExceeded, c.SpendReason
 	case excluded(c.Name, exclude):
-		return FilterExcluded, "already tried by this request"
-	case c.RateLimited:
-		return FilterRateLimited, withDetail("rate limited", c.RateLimitReason)
+		r.Filter = FilterExcluded
+	case c.RateLimited && !keepRateLimited:
+		r.Filter, r.Detail = FilterRateLimited, c.RateLimitReason
 	case c.MaxConcurrency > 0 && c.InFlight >= int64(c.MaxConcurrency):
-		reason := "in-flight " + strconv.FormatInt(c.InFlight, 10) + " of max " + strconv.Itoa(c.MaxConcurrency)
 		if c.QueueEnabled {
-			return FilterWaitable, reason + ", queue enabled"
+			r.Filter = FilterWaitable
+		} else {
+			r.Filter = FilterConcurrencyFull
 		}
-		return FilterConcurrencyFull, reason
+	case c.RateLimited:
+		r.Fallback, r.Detail = true, c.RateLimitReason
+	case keepRateLimited && (atLimit(c.RPMUsed, c.RPMLimit) || atLimit(c.TPMUsed, c.TPMLimit)):
+		r.Fallback = true // the strategy scores a used-up limit like a cooldown
 	}
-	return "", ""
 }
 
-func withDetail(what, detail string) string {
-	if detail == "" {
-		return what
-	}
-	return what + ": " + detail
-}
+// atLimit reports whether a known limit is used up.
+func atLimit(used, limit int64) bool { return limit > 0 && used >= limit }
 
 // excluded reports whether name is in exclude. Exclusion lists hold the
 // upstreams a request already tried (at most its retries), so a linear scan

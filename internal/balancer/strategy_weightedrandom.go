@@ -3,15 +3,16 @@ package balancer
 import "math/rand/v2"
 
 // weightedRandom is the default strategy, reproducing seed 000
-// (selectWeightedWithHealthScore). Each candidate gets a latency score from
-// its last probe round trip, score = max(1 − min(latencyMs/500, 0.5), 0.1)
-// with latencyMs = 0 (unknown) scoring 1, so latency at most halves a weight
-// and never removes an upstream; its effective weight is weight × score ×
-// slowStart. A roulette wheel over the effective weights picks the first
-// upstream; the retry order repeats the roulette without replacement over the
-// rest, stopping after k picks (O(n·k), float64 sums). Candidates whose
-// effective weight is 0 are picked only once no positive weight is left, and
-// then uniformly at random, so an all-zero tier is a uniform shuffle.
+// (selectWeightedWithHealthScore; DESIGN.md §4). Each candidate gets a
+// latency score from its last probe round trip, score = max(1 −
+// min(latencyMs/500, 0.5), 0.1) with latencyMs = 0 (unknown) scoring 1, so
+// latency at most halves a weight and never removes an upstream; its
+// effective weight is weight × score × slowStart. A roulette wheel over the
+// effective weights picks the first upstream; the retry order repeats the
+// roulette without replacement over the rest, stopping after k picks (O(n·k),
+// float64 sums). Candidates whose effective weight is 0 are picked only once
+// no positive weight is left, and then uniformly at random, so an all-zero
+// tier is a uniform shuffle.
 type weightedRandom struct {
 	rng *rand.Rand
 	w   []float64 // scratch effective weights, guarded by the Balancer's mutex
@@ -23,46 +24,37 @@ func newWeightedRandom(env strategyEnv) Strategy {
 	return &weightedRandom{rng: env.rand}
 }
 
-// Score component names recorded by weighted-random.
-const (
-	scoreLatency         = "latency_score"
-	scoreSlowStart       = "slow_start"
-	scoreEffectiveWeight = "effective_weight"
-	scorePickProbability = "pick_probability" // chance of being this tier's first pick
-)
-
 // Name returns "weighted-random".
 func (*weightedRandom) Name() string { return StrategyWeightedRandom }
 
 // Order draws up to k candidates by roulette on effective weight, without
-// replacement.
-func (s *weightedRandom) Order(tier []*Candidate, k int, rec *TierRecord) []*Candidate {
+// replacement. It records latency_score, slow_start, effective_weight and
+// pick_probability (the chance of being the tier's first pick).
+func (s *weightedRandom) Order(t *Tier, k int) []*Candidate {
+	tier := t.Candidates
 	n := len(tier)
 	k = min(k, n)
 	if k <= 0 {
 		return tier[:0]
 	}
-	if cap(s.w) < n {
-		s.w = make([]float64, n)
-	}
-	w := s.w[:n]
+	s.w = resize(s.w, n)
+	w := s.w
 	total := 0.0
 	for i, c := range tier {
 		w[i] = EffectiveWeight(c)
 		total += w[i]
 	}
-	if rec != nil {
-		for i, c := range tier[:min(n, len(rec.Candidates))] {
-			p := 1 / float64(n)
-			if total > 0 {
-				p = w[i] / total
-			}
-			rec.Candidates[i].Scores = map[string]float64{
-				scoreLatency:         latencyScore(c.LatencyMs),
-				scoreSlowStart:       slowStartFactor(c.SlowStart),
-				scoreEffectiveWeight: w[i],
-				scorePickProbability: p,
-			}
+	for i, c := range tier {
+		p := 1 / float64(n)
+		if total > 0 {
+			p = w[i] / total
+		}
+		t.Scores[i] = Scores{
+			LatencyScore:    latencyScore(c.LatencyMs),
+			SlowStart:       slowStartFactor(c.SlowStart),
+			EffectiveWeight: w[i],
+			PickProbability: p,
+			set:             hasLatencyScore | hasSlowStart | hasEffectiveWeight | hasPickProbability,
 		}
 	}
 	for pos := range k {
@@ -118,13 +110,4 @@ func latencyScore(latencyMs float64) float64 {
 		score -= min(latencyMs/500, 0.5)
 	}
 	return max(score, 0.1)
-}
-
-// slowStartFactor maps Candidate.SlowStart to a factor in (0,1]: values
-// outside (0,1], including the zero value, mean 1.
-func slowStartFactor(f float64) float64 {
-	if f > 0 && f <= 1 {
-		return f
-	}
-	return 1
 }

@@ -39,19 +39,18 @@ func TestWeightedRandomLatencyTable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r, _, _ := record(p.Decision, tt.name)
-			for comp, want := range map[string]float64{
-				"latency_score":    tt.wantScore,
-				"slow_start":       tt.wantSlowStart,
-				"effective_weight": tt.wantEffective,
-				"pick_probability": tt.wantEffective / total,
+			for _, c := range []struct {
+				comp      string
+				got, want float64
+				tol       float64
+			}{
+				{"latency_score", r.Scores.LatencyScore, tt.wantScore, eps},
+				{"slow_start", r.Scores.SlowStart, tt.wantSlowStart, eps},
+				{"effective_weight", r.Scores.EffectiveWeight, tt.wantEffective, eps},
+				{"pick_probability", r.Scores.PickProbability, tt.wantEffective / total, 1e-12}, // a quotient: allow rounding
 			} {
-				tol := eps
-				if comp == "pick_probability" {
-					tol = 1e-12 // a quotient: allow rounding
-				}
-				got, ok := r.Scores[comp]
-				if !ok || math.Abs(got-want) > tol {
-					t.Errorf("%s = %v (present %v), want %v", comp, got, ok, want)
+				if math.Abs(c.got-c.want) > c.tol {
+					t.Errorf("%s = %v, want %v", c.comp, c.got, c.want)
 				}
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -39,6 +40,8 @@ type spec struct {
 	edit func(*config.Config)
 	// clock drives the gateway; nil is the wall clock.
 	clock clock.Clock
+	// logger receives the gateway's logs; nil discards them.
+	logger *slog.Logger
 }
 
 // env is one gateway serving on a loopback listener.
@@ -80,7 +83,7 @@ func startGateway(t testing.TB, s spec) *env {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		t.Fatalf("test config is invalid:\n%v", errs)
 	}
-	return serveGateway(t, &cfg, gateway.Options{Clock: s.clock, Seed: 1})
+	return serveGateway(t, &cfg, gateway.Options{Clock: s.clock, Seed: 1, Logger: s.logger})
 }
 
 // serveGateway serves a gateway for cfg on a fresh loopback listener.

@@ -50,7 +50,11 @@ type Gateway struct {
 	logs     *store.LogWriter
 	breakers *health.Breakers
 	slots    *limits.Slots
+	limiter  *limits.Limiter
+	spend    *limits.Spend
 	proxy    *proxy.Server
+	prober   *health.Prober
+	recent   *balancer.DecisionRing
 
 	reloadMu sync.Mutex // serialises Reload
 	stop     context.CancelFunc
@@ -72,7 +76,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	g := &Gateway{
 		cfg: cfg, log: opts.Logger, clock: opts.Clock, seed: opts.Seed, store: opts.Store,
 		breakers: health.NewBreakers(cfg.Circuit, opts.Clock),
-		slots:    limits.NewSlots(),
+		slots:    limits.NewSlotsWithClock(opts.Clock),
+		limiter:  limits.NewLimiter(opts.Clock),
+		spend:    limits.NewSpend(opts.Clock),
+		recent:   balancer.NewDecisionRing(1000),
 	}
 	if g.store == nil {
 		st, err := openStore(ctx, cfg.Store)
@@ -90,6 +97,13 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		_ = g.store.Close()
 		return nil, err
 	}
+	totals, err := g.store.LoadSpend(ctx, g.spend.LoadSince())
+	if err != nil {
+		_ = g.store.Close()
+		return nil, fmt.Errorf("loading spend: %w", err)
+	}
+	g.spend.Load(totals)
+	g.spend.OnFlushError(func(err error) { g.log.Warn("spend not saved yet", "err", err) })
 	bgCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	g.stop = stop
 	var sink proxy.LogSink
@@ -107,8 +121,23 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	}
 	g.proxy = proxy.New(proxy.Options{
 		Clock: opts.Clock, Logger: opts.Logger, Transport: opts.Transport,
-		Breakers: g.breakers, Slots: g.slots, Logs: sink, OnDecision: g.logDecision,
+		Breakers: g.breakers, Slots: g.slots, Logs: sink, OnDecision: g.recordDecision,
+		Limiter: g.limiter, Spend: g.spend, KeyRPM: limits.NewKeyLimiter(opts.Clock),
+		Budget:  limits.NewRetryBudget(opts.Clock, cfg.Defaults.RetryBudget),
+		Latency: func(name string) float64 { return g.prober.LatencyMs(name) },
 	}, cat)
+	g.prober = health.NewProber(cfg.Health, opts.Clock, rand.New(rand.NewPCG(opts.Seed, 0x9e3779b9)), g.breakers,
+		func(ctx context.Context, name string) error { return g.proxy.Probe(ctx, name, cfg.Health.Probe) },
+		g.proxy.ActiveUpstreams)
+	g.bg.Add(2)
+	go func() {
+		defer g.bg.Done()
+		g.prober.Run(bgCtx)
+	}()
+	go func() {
+		defer g.bg.Done()
+		g.spend.RunFlusher(bgCtx, g.store, 5*time.Second)
+	}()
 	return g, nil
 }
 
@@ -164,6 +193,9 @@ func (g *Gateway) buildCatalog(ctx context.Context) (*proxy.Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading routes: %w", err)
 	}
+	for _, u := range ups {
+		g.limiter.Configure(u.Name, u.RateLimit.RPM, u.RateLimit.TPM)
+	}
 	return proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: ups, Keys: keys, Routes: routes, Defaults: g.cfg.Defaults,
 		Seed: g.seed, Now: g.clock.Now,
@@ -183,8 +215,10 @@ func (g *Gateway) Reload(ctx context.Context) error {
 	return nil
 }
 
-// logDecision logs a routing decision as one JSON line at debug level.
-func (g *Gateway) logDecision(d *balancer.Decision) {
+// recordDecision keeps a routing decision in the ring of recent ones and,
+// with log.level debug, logs it as one JSON line.
+func (g *Gateway) recordDecision(d *balancer.Decision) {
+	g.recent.Add(d)
 	if !g.log.Enabled(context.Background(), slog.LevelDebug) {
 		return
 	}
@@ -227,6 +261,14 @@ func (g *Gateway) DroppedLogs() uint64 {
 		return 0
 	}
 	return g.logs.Dropped()
+}
+
+// RecentDecisions returns up to limit of the latest routing decisions, newest first.
+func (g *Gateway) RecentDecisions(limit int) []*balancer.Decision { return g.recent.Recent(limit) }
+
+// Explain computes the routing decision a request would get now, without sending it.
+func (g *Gateway) Explain(req proxy.ExplainRequest) (*balancer.Decision, error) {
+	return g.proxy.Explain(req)
 }
 
 // Store returns the gateway's store.

@@ -9,96 +9,505 @@ import (
 	"switchyard/internal/config"
 )
 
-// Breakers holds one circuit breaker per upstream name.
-//
-// This is the minimal breaker of the foundation: `failure_threshold`
-// consecutive server errors (or one auth error) open it for `open_duration`;
-// once that has passed it lets traffic through again (half-open), where one
-// more failure re-opens it and a success closes it. Safe for concurrent use.
-type Breakers struct {
-	clock clock.Clock
-	cfg   config.Circuit
+// State is a circuit breaker's state.
+type State uint8
 
-	mu   sync.Mutex // guards byUp
+// Breaker states (seed 000's CLOSED / OPEN / HALF_OPEN).
+const (
+	// Closed lets every request through and counts failures in the window.
+	Closed State = iota
+	// Open rejects every request until its open period ends.
+	Open
+	// HalfOpen lets one probe request through per probe_interval; the probes'
+	// outcomes decide whether it closes or opens again.
+	HalfOpen
+)
+
+var stateNames = [...]string{"closed", "open", "half_open"}
+
+// String returns "closed", "open" or "half_open", the names used by the
+// admin API, logs and metrics.
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "unknown"
+}
+
+// MarshalText encodes s as its String, so JSON shows "half_open", not 2.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+const (
+	// maxOpenFactor caps the doubling open duration at 10 × open_duration.
+	maxOpenFactor = 10
+	// slowStartFloor is the effective-weight factor right after closing.
+	slowStartFloor = 0.1
+	// DefaultProbeLease is how long a claimed half-open probe slot stays
+	// claimed when its outcome is never recorded (see WithProbeLease). It
+	// matches the default whole-request timeout (defaults.timeout, 300 s).
+	DefaultProbeLease = 5 * time.Minute
+)
+
+// Breakers holds one circuit breaker per upstream name. Safe for concurrent
+// use; a nil entry (an upstream never seen failing, or forgotten) is closed.
+//
+// The state machine. CLOSED lets everything through and keeps the times of
+// the last failure_threshold failures (ServerError outcomes); when
+// failure_threshold of them fall within `window` (a sliding count, so
+// successes in between do not reset it) the breaker trips to OPEN — seed 002's
+// "30 秒内 5 次 5xx → 熔断 60 秒". An AuthError (401/403) trips it at once and
+// its reason is kept ("auth error: status 401"). OPEN rejects every request
+// for its open period: open_duration × 2^(trips-1), capped at 10 ×
+// open_duration, where trips counts the trips since the breaker last stayed
+// closed for a full window (so a flapping upstream waits 1×, 2×, 4×, 8×, 10×,
+// 10×…; the count resets to 0 once the breaker has been closed for `window`).
+// When the open period ends it becomes HALF_OPEN (seed 000's
+// filterByCircuitBreaker table: OPEN passes once elapsed ≥ openDuration,
+// HALF_OPEN once elapsed ≥ probeInterval): one caller at a time claims the
+// probe slot with Acquire, at most once per probe_interval (counted from the
+// previous probe, across re-opens, so a failing upstream receives at most
+// one probe per probe_interval whatever open_duration is); the probe's
+// outcome decides — success_threshold successes (consecutive: any failure
+// re-opens) close it, a ServerError or AuthError re-opens it with the next,
+// doubled open period, and a RateLimited, ClientError or Canceled outcome
+// frees the slot without deciding (the next probe is still due one
+// probe_interval after the previous one was claimed). After closing, the
+// effective-weight factor View.SlowStart ramps linearly from 0.1 to 1 over
+// slow_start, so a recovered upstream is not flooded at once.
+//
+// Outcomes recorded while OPEN belong to requests sent before it opened and
+// are ignored. Outcomes recorded while HALF_OPEN are treated as the probe's
+// whether or not the caller held the slot (a request sent while CLOSED that
+// outlived the whole open period is the only other way to get one), so a
+// caller that never calls Acquire still sees the breaker close and re-open.
+// Success, ClientError, RateLimited and Canceled never count as failures.
+//
+// Transitions out of OPEN, the expiry of a probe lease and the reset of the
+// trip count happen lazily, on the next View, Acquire, Record or States call
+// that looks at the breaker; OnTransition (WithOnTransition) fires then.
+//
+// Locking: Breakers.mu guards the map only; each breaker has its own mutex
+// guarding its fields, so upstreams never contend with each other. The map
+// lock is always released before an entry's lock is taken, and the
+// OnTransition hook runs with no lock held.
+type Breakers struct {
+	clock        clock.Clock
+	cfg          config.Circuit
+	onTransition func(name string, from, to State, reason string)
+	probeLease   time.Duration
+
+	mu   sync.RWMutex // guards byUp (the map, not the breakers in it)
 	byUp map[string]*breaker
 }
 
+// breaker is the state of one upstream's circuit breaker.
 type breaker struct {
-	failures  int
-	tripped   bool // opened at least once since the last success
-	openUntil time.Time
-	reason    string
+	mu sync.Mutex // guards every field below
+
+	state  State
+	reason string // why it last tripped
+	trips  int    // trips since it last stayed closed for a full window
+
+	// CLOSED: a ring of the last len(fails) failure times.
+	fails []time.Time
+	nfail int // valid entries in fails
+	next  int // index the next failure is written to (the oldest when full)
+
+	until time.Time // OPEN: end of the open period
+
+	// HALF_OPEN: the probe slot.
+	probeNext time.Time // when the next probe may be claimed
+	probeHeld bool      // a probe has been claimed and its outcome is pending
+	probeAt   time.Time // when the held probe was claimed (for the lease)
+	successes int       // probe successes so far
+
+	closedAt time.Time // when it last closed from HALF_OPEN; zero if never
 }
 
-// View is a breaker's state as the balancer sees it.
+// View is a breaker's state at one instant, as the balancer and the admin
+// API see it.
 type View struct {
-	// Open is true while the breaker rejects traffic.
-	Open bool
-	// Reason says why it opened.
-	Reason string
-	// Until is when an open breaker lets traffic through again.
-	Until time.Time
+	// State is closed, open or half_open.
+	State State `json:"state"`
+	// Open is true when the breaker rejects a new request now: OPEN before
+	// its open period ends, or HALF_OPEN with the probe slot taken or not
+	// yet due. The balancer filters such a candidate as breaker_open.
+	Open bool `json:"open"`
+	// Reason says why the breaker last tripped, e.g. "auth error: status
+	// 401" or "5 failures within 30s, last: status 502"; empty if it never
+	// has. Meaningful to callers while State is not Closed.
+	Reason string `json:"reason,omitempty"`
+	// Until is when the breaker will next let a request through; zero when
+	// Open is false. With a probe in flight it is an estimate (the probe's
+	// outcome may free the slot sooner): the next probe time, or now +
+	// probe_interval if that has passed.
+	Until time.Time `json:"until"`
+	// SlowStart is the effective-weight factor in [0.1, 1]: it ramps
+	// linearly from 0.1 to 1 over slow_start after the breaker closes, and
+	// is 1 when not ramping (including while open or half-open).
+	SlowStart float64 `json:"slow_start"`
+	// Trips counts the trips since the breaker last stayed closed for a full
+	// window; the open period of trip n is open_duration × 2^(n-1), ≤ 10×.
+	Trips int `json:"trips"`
+	// Failures is the number of failures within the window while Closed.
+	Failures int `json:"failures"`
+	// ProbeInFlight is true while HALF_OPEN with the probe slot claimed.
+	ProbeInFlight bool `json:"probe_in_flight"`
+	// ProbeSuccesses counts the successful probes so far while HALF_OPEN.
+	ProbeSuccesses int `json:"probe_successes"`
 }
 
-// NewBreakers returns breakers configured by cfg, timed by clk.
-func NewBreakers(cfg config.Circuit, clk clock.Clock) *Breakers {
-	return &Breakers{clock: clk, cfg: cfg, byUp: map[string]*breaker{}}
+// Option configures Breakers.
+type Option func(*Breakers)
+
+// WithOnTransition sets a hook called on every state change with the
+// upstream, the old and new states and a reason (the trip reason for a
+// transition to Open). It runs synchronously in the goroutine that observed
+// the transition, with no lock held; it must be quick and may call back into
+// Breakers. Transitions out of OPEN are observed lazily (see Breakers).
+func WithOnTransition(f func(name string, from, to State, reason string)) Option {
+	return func(b *Breakers) { b.onTransition = f }
 }
 
-// View returns the breaker state of upstream name now.
+// WithProbeLease sets how long a half-open probe slot claimed by Acquire
+// stays claimed when no outcome is ever recorded for it (a caller bug or a
+// crash); after that the slot is free again, without a decision. Default
+// DefaultProbeLease; 0 or less means forever. Set it above the longest a
+// request may take (defaults.timeout), or a second probe may overlap the first.
+func WithProbeLease(d time.Duration) Option {
+	return func(b *Breakers) { b.probeLease = d }
+}
+
+// NewBreakers returns breakers configured by cfg, timed by clk. A field of
+// cfg that is zero or negative takes its config.Default value, except
+// SlowStart, where 0 turns slow start off.
+func NewBreakers(cfg config.Circuit, clk clock.Clock, opts ...Option) *Breakers {
+	def := config.Default().Circuit
+	if cfg.FailureThreshold < 1 {
+		cfg.FailureThreshold = def.FailureThreshold
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = def.Window
+	}
+	if cfg.OpenDuration <= 0 {
+		cfg.OpenDuration = def.OpenDuration
+	}
+	if cfg.ProbeInterval <= 0 {
+		cfg.ProbeInterval = def.ProbeInterval
+	}
+	if cfg.SuccessThreshold < 1 {
+		cfg.SuccessThreshold = def.SuccessThreshold
+	}
+	if cfg.SlowStart < 0 {
+		cfg.SlowStart = 0
+	}
+	b := &Breakers{clock: clk, cfg: cfg, probeLease: DefaultProbeLease, byUp: map[string]*breaker{}}
+	for _, o := range opts {
+		o(b)
+	}
+	return b
+}
+
+// View returns the breaker state of upstream name now. It does not claim
+// anything: a caller about to send uses Acquire.
 func (b *Breakers) View(name string) View {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	br := b.byUp[name]
-	if br == nil || !br.tripped {
-		return View{}
-	}
-	now := b.clock.Now()
-	if now.Before(br.openUntil) {
-		return View{Open: true, Reason: br.reason, Until: br.openUntil}
-	}
-	return View{Reason: br.reason}
-}
-
-// Record feeds one attempt's outcome for upstream name into its breaker.
-func (b *Breakers) Record(name string, o Outcome, detail string) {
-	if o != Success && o != ServerError && o != AuthError {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	br := b.byUp[name]
+	br := b.lookup(name)
 	if br == nil {
-		if o == Success {
-			return
-		}
-		br = &breaker{}
-		b.byUp[name] = br
+		return View{State: Closed, SlowStart: 1}
 	}
 	now := b.clock.Now()
-	switch o {
-	case Success:
-		*br = breaker{}
-	case AuthError:
-		b.openLocked(br, now, "auth error: "+detail)
-	case ServerError:
-		br.failures++
-		if br.tripped || br.failures >= b.cfg.FailureThreshold {
-			b.openLocked(br, now, fmt.Sprintf("%d consecutive failures, last: %s", br.failures, detail))
+	var tr transitions
+	br.mu.Lock()
+	b.advanceLocked(br, now, &tr)
+	v := b.viewLocked(br, now)
+	br.mu.Unlock()
+	b.fire(name, &tr)
+	return v
+}
+
+// Acquire claims the right to send one request to upstream name now; call it
+// right before dispatch. It always succeeds while CLOSED and never while
+// OPEN. While HALF_OPEN it claims the probe slot if a probe is due and no
+// other is in flight, and reports probe = true; of any number of concurrent
+// callers exactly one gets it. A caller whose Acquire returned ok must
+// Record the outcome (Canceled if it ends up not sending), which frees or
+// decides the probe slot.
+func (b *Breakers) Acquire(name string) (ok, probe bool) {
+	br := b.lookup(name)
+	if br == nil {
+		return true, false
+	}
+	now := b.clock.Now()
+	var tr transitions
+	br.mu.Lock()
+	b.advanceLocked(br, now, &tr)
+	switch br.state {
+	case Closed:
+		ok = true
+	case HalfOpen:
+		if !br.probeHeld && !now.Before(br.probeNext) {
+			br.probeHeld, br.probeAt = true, now
+			br.probeNext = now.Add(b.cfg.ProbeInterval)
+			ok, probe = true, true
 		}
 	}
+	br.mu.Unlock()
+	b.fire(name, &tr)
+	return ok, probe
 }
 
-// openLocked opens br until now + open_duration; b.mu must be held.
-func (b *Breakers) openLocked(br *breaker, now time.Time, reason string) {
-	br.tripped = true
-	br.openUntil = now.Add(b.cfg.OpenDuration)
-	br.reason = reason
+// Record feeds one attempt's outcome for upstream name into its breaker (see
+// Breakers for what each outcome does in each state). detail describes the
+// failure ("status 401", "connection refused") and goes into the reason.
+func (b *Breakers) Record(name string, o Outcome, detail string) {
+	br := b.lookup(name)
+	if br == nil {
+		if o != ServerError && o != AuthError {
+			return // nothing to count, and nothing to free
+		}
+		br = b.create(name)
+	}
+	now := b.clock.Now()
+	var tr transitions
+	br.mu.Lock()
+	b.advanceLocked(br, now, &tr)
+	switch br.state {
+	case Closed:
+		switch o {
+		case AuthError:
+			b.tripLocked(br, now, authReason(detail), &tr)
+		case ServerError:
+			if b.addFailureLocked(br, now) {
+				b.tripLocked(br, now, b.failureReason(detail), &tr)
+			}
+		}
+	case HalfOpen:
+		switch o {
+		case Success:
+			br.probeHeld = false
+			br.successes++
+			if br.successes >= b.cfg.SuccessThreshold {
+				b.closeLocked(br, now, &tr)
+			}
+		case AuthError:
+			b.tripLocked(br, now, authReason(detail), &tr)
+		case ServerError:
+			b.tripLocked(br, now, probeReason(detail), &tr)
+		case ClientError, RateLimited, Canceled:
+			br.probeHeld = false
+		}
+	}
+	br.mu.Unlock()
+	b.fire(name, &tr)
 }
 
-// Forget drops the breaker of an upstream that no longer exists.
+// Forget drops the breaker of an upstream that no longer exists; a later
+// Record starts it afresh, closed.
 func (b *Breakers) Forget(name string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.byUp, name)
+}
+
+// States returns the view of every upstream that has a breaker entry (every
+// upstream that has failed at least once since it was last forgotten), for
+// the admin /state view and metrics. An upstream missing from it is closed.
+func (b *Breakers) States() map[string]View {
+	b.mu.RLock()
+	names := make([]string, 0, len(b.byUp))
+	brs := make([]*breaker, 0, len(b.byUp))
+	for name, br := range b.byUp {
+		names = append(names, name)
+		brs = append(brs, br)
+	}
+	b.mu.RUnlock()
+	now := b.clock.Now()
+	out := make(map[string]View, len(names))
+	for i, br := range brs {
+		var tr transitions
+		br.mu.Lock()
+		b.advanceLocked(br, now, &tr)
+		out[names[i]] = b.viewLocked(br, now)
+		br.mu.Unlock()
+		b.fire(names[i], &tr)
+	}
+	return out
+}
+
+// lookup returns the breaker of name, or nil.
+func (b *Breakers) lookup(name string) *breaker {
+	b.mu.RLock()
+	br := b.byUp[name]
+	b.mu.RUnlock()
+	return br
+}
+
+// create returns the breaker of name, adding a closed one if there is none.
+func (b *Breakers) create(name string) *breaker {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	br := b.byUp[name]
+	if br == nil {
+		br = &breaker{fails: make([]time.Time, b.cfg.FailureThreshold)}
+		b.byUp[name] = br
+	}
+	return br
+}
+
+// advanceLocked applies the transitions that time alone causes: OPEN →
+// HALF_OPEN once the open period is over, the expiry of a probe lease, and
+// the reset of the trip count after a full window closed. br.mu must be held.
+func (b *Breakers) advanceLocked(br *breaker, now time.Time, tr *transitions) {
+	switch br.state {
+	case Open:
+		if now.Before(br.until) {
+			return
+		}
+		br.state = HalfOpen
+		// The first probe is due at once, unless the previous probe (before
+		// a re-open) was claimed less than probe_interval ago: at most one
+		// probe per probe_interval, even when open_duration is shorter.
+		if br.probeNext.Before(br.until) {
+			br.probeNext = br.until
+		}
+		br.probeHeld = false
+		br.successes = 0
+		tr.add(Open, HalfOpen, "open period over")
+	case HalfOpen:
+		if br.probeHeld && b.probeLease > 0 && now.Sub(br.probeAt) >= b.probeLease {
+			br.probeHeld = false
+		}
+	case Closed:
+		if br.trips > 0 && now.Sub(br.closedAt) >= b.cfg.Window {
+			br.trips = 0
+		}
+	}
+}
+
+// viewLocked builds the View of br at now; br.mu must be held and
+// advanceLocked applied.
+func (b *Breakers) viewLocked(br *breaker, now time.Time) View {
+	v := View{State: br.state, Reason: br.reason, Trips: br.trips, SlowStart: 1}
+	switch br.state {
+	case Closed:
+		v.Failures = b.failuresLocked(br, now)
+		if ss := b.cfg.SlowStart; ss > 0 && !br.closedAt.IsZero() {
+			if e := now.Sub(br.closedAt); e < ss {
+				v.SlowStart = slowStartFloor + (1-slowStartFloor)*float64(e)/float64(ss)
+			}
+		}
+	case Open:
+		v.Open, v.Until = true, br.until
+		if br.probeNext.After(v.Until) { // the first probe waits for probe_interval
+			v.Until = br.probeNext
+		}
+	case HalfOpen:
+		v.ProbeInFlight, v.ProbeSuccesses = br.probeHeld, br.successes
+		switch {
+		case now.Before(br.probeNext):
+			v.Open, v.Until = true, br.probeNext
+		case br.probeHeld:
+			v.Open, v.Until = true, now.Add(b.cfg.ProbeInterval)
+		}
+	}
+	return v
+}
+
+// addFailureLocked records a failure at now in br's ring and reports whether
+// failure_threshold failures now fall within the window. br.mu must be held.
+func (b *Breakers) addFailureLocked(br *breaker, now time.Time) bool {
+	br.fails[br.next] = now
+	br.next = (br.next + 1) % len(br.fails)
+	if br.nfail < len(br.fails) {
+		br.nfail++
+	}
+	// When the ring is full, next indexes the oldest of the last
+	// failure_threshold failures.
+	return br.nfail == len(br.fails) && now.Sub(br.fails[br.next]) < b.cfg.Window
+}
+
+// failuresLocked counts br's failures within the window ending at now. br.mu
+// must be held.
+func (b *Breakers) failuresLocked(br *breaker, now time.Time) int {
+	n := 0
+	for i := 0; i < br.nfail; i++ {
+		if now.Sub(br.fails[i]) < b.cfg.Window {
+			n++
+		}
+	}
+	return n
+}
+
+// tripLocked opens br at now for the open period of its next trip. br.mu must
+// be held.
+func (b *Breakers) tripLocked(br *breaker, now time.Time, reason string, tr *transitions) {
+	from := br.state
+	br.trips++
+	br.state = Open
+	br.until = now.Add(b.openDuration(br.trips))
+	br.reason = reason
+	br.nfail, br.next = 0, 0
+	br.probeHeld, br.successes = false, 0
+	tr.add(from, Open, reason)
+}
+
+// closeLocked closes br at now, starting its slow start. br.mu must be held.
+func (b *Breakers) closeLocked(br *breaker, now time.Time, tr *transitions) {
+	br.state = Closed
+	br.closedAt = now
+	br.nfail, br.next = 0, 0
+	br.probeHeld, br.successes = false, 0
+	tr.add(HalfOpen, Closed, "probes succeeded")
+}
+
+// openDuration returns the open period of trip n ≥ 1: open_duration ×
+// 2^(n-1), capped at maxOpenFactor × open_duration.
+func (b *Breakers) openDuration(n int) time.Duration {
+	d, limit := b.cfg.OpenDuration, maxOpenFactor*b.cfg.OpenDuration
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+func (b *Breakers) failureReason(detail string) string {
+	if detail == "" {
+		return fmt.Sprintf("%d failures within %s", b.cfg.FailureThreshold, b.cfg.Window)
+	}
+	return fmt.Sprintf("%d failures within %s, last: %s", b.cfg.FailureThreshold, b.cfg.Window, detail)
+}
+
+func authReason(detail string) string { return "auth error: " + detail }
+
+func probeReason(detail string) string { return "half-open probe failed: " + detail }
+
+// fire calls the OnTransition hook for each transition in tr; no lock may be
+// held.
+func (b *Breakers) fire(name string, tr *transitions) {
+	if b.onTransition == nil {
+		return
+	}
+	for _, t := range tr.ev[:tr.n] {
+		b.onTransition(name, t.from, t.to, t.reason)
+	}
+}
+
+// transitions collects the state changes of one call, to be reported once
+// the breaker's lock is released. One call makes at most two (OPEN →
+// HALF_OPEN by time, then HALF_OPEN → CLOSED or OPEN by the outcome).
+type transitions struct {
+	n  int
+	ev [2]transition
+}
+
+type transition struct {
+	from, to State
+	reason   string
+}
+
+func (t *transitions) add(from, to State, reason string) {
+	if t.n < len(t.ev) {
+		t.ev[t.n] = transition{from, to, reason}
+		t.n++
+	}
 }

@@ -1,5 +1,3 @@
-// Package health tracks whether upstreams are fit to receive traffic: the
-// outcome classes of DESIGN.md §6 and the per-upstream circuit breaker.
 package health
 
 // Outcome classifies the result of one upstream attempt (DESIGN.md §6).

@@ -160,13 +160,14 @@ func (k *clientKey) allows(model string) bool {
 	return len(k.cfg.AllowedModels) == 0 || config.MatchAny(k.cfg.AllowedModels, model)
 }
 
-// reaches reports whether key k may use upstream name.
+// reaches reports whether key k may use upstream name; a nil key (an
+// operator's dry run) reaches every upstream.
 func (k *clientKey) reaches(name string) bool {
-	return k.upstreams == nil || k.upstreams[name]
+	return k == nil || k.upstreams == nil || k.upstreams[name]
 }
 
 // candidates returns the upstreams of protocol p that serve model and that
-// key k may reach, inactive ones included.
+// key k (nil: any key) may reach, inactive ones included.
 func (c *Catalog) candidates(model string, k *clientKey, p Protocol) []*upstream {
 	var out []*upstream
 	for _, u := range c.upstreams {

@@ -27,6 +27,14 @@ var (
 	ErrBodyTooLarge = errors.New("request body too large")
 	// ErrNoUpstream: every candidate failed (502) or none is available (503).
 	ErrNoUpstream = errors.New("no upstream available")
+	// ErrKeyRateLimited: the client key's rpm is used up (429).
+	ErrKeyRateLimited = errors.New("rate limit exceeded for this key")
+	// ErrSpendLimit: the client key's spend_limit is used up (429).
+	ErrSpendLimit = errors.New("spend limit exceeded for this key")
+	// ErrQueueFull: every candidate is full and its queue too (503).
+	ErrQueueFull = errors.New("queue full")
+	// ErrQueueTimeout: no slot was free within queue.timeout (503).
+	ErrQueueTimeout = errors.New("queue wait timed out")
 	// ErrNotFound: an unknown path (404).
 	ErrNotFound = errors.New("not found")
 	// ErrMethodNotAllowed: a known path with the wrong method (405).
@@ -76,6 +84,14 @@ func apiErrorFor(err error) *apiError {
 		return &apiError{status: 413, kind: "invalid_request_error", code: "request_too_large", msg: err.Error()}
 	case errors.Is(err, ErrNoUpstream):
 		return &apiError{status: 502, kind: "upstream_error", code: "no_upstream_available", msg: err.Error()}
+	case errors.Is(err, ErrKeyRateLimited):
+		return &apiError{status: 429, kind: "rate_limit_error", code: "rate_limit_exceeded", msg: err.Error()}
+	case errors.Is(err, ErrSpendLimit):
+		return &apiError{status: 429, kind: "rate_limit_error", code: "spend_limit_exceeded", msg: err.Error()}
+	case errors.Is(err, ErrQueueFull):
+		return &apiError{status: 503, kind: "upstream_error", code: "queue_full", msg: err.Error()}
+	case errors.Is(err, ErrQueueTimeout):
+		return &apiError{status: 503, kind: "upstream_error", code: "queue_timeout", msg: err.Error()}
 	case errors.Is(err, ErrNotFound):
 		return &apiError{status: 404, kind: "invalid_request_error", code: "not_found", msg: err.Error()}
 	case errors.Is(err, ErrMethodNotAllowed):

@@ -18,6 +18,8 @@ import (
 	"switchyard/internal/balancer"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
+	"switchyard/internal/limits"
+	"switchyard/internal/state"
 	"switchyard/internal/store"
 )
 
@@ -41,8 +43,10 @@ type exchange struct {
 	stream   bool
 	start    time.Time
 	attempts int
+	est      int64         // estimated tokens: prompt bytes/4 + max_tokens
 	failures []string      // "upstream: what went wrong", for the final error
-	retryIn  time.Duration // shortest Retry-After seen from a 429 or an open breaker
+	retryIn  time.Duration // shortest wait seen: a 429's cooldown, an open breaker, a full limit
+	queueErr error         // why waiting for a slot failed, when nothing was attempted
 	log      store.RequestLog
 }
 
@@ -90,6 +94,10 @@ func (x *exchange) run() error {
 	if int64(len(x.body)) > rt.cfg.MaxBodyBytes {
 		return newError(ErrBodyTooLarge, bodyTooLargeMsg(rt.cfg.MaxBodyBytes))
 	}
+	if err := x.checkKeyLimits(); err != nil {
+		return err
+	}
+	x.s.opts.Budget.Request()
 	ctx, cancel := context.WithCancelCause(x.r.Context())
 	defer cancel(nil)
 	deadline := x.s.opts.Clock.AfterFunc(rt.cfg.Timeout, func() { cancel(errRequestTimeout) })
@@ -139,11 +147,29 @@ func (x *exchange) peek() error {
 		x.stream = st.Bool()
 	}
 	x.log.Stream = x.stream
+	x.est = int64(len(x.body))/4 + root.Get("max_tokens").Int() + root.Get("max_completion_tokens").Int() +
+		root.Get("max_output_tokens").Int()
+	return nil
+}
+
+// checkKeyLimits enforces the client key's own limits: its rpm and spend_limit.
+func (x *exchange) checkKeyLimits() error {
+	k := x.key.cfg
+	if ok, wait := x.s.opts.KeyRPM.Allow(k.Name, k.RPM); !ok {
+		e := newError(ErrKeyRateLimited, fmt.Sprintf("key %s is limited to %d requests per minute", k.Name, k.RPM))
+		e.retryAfter = wait
+		return e
+	}
+	if x.s.opts.Spend.Exceeded(limits.ScopeKey, k.Name, k.SpendLimit) {
+		return newError(ErrSpendLimit, fmt.Sprintf("key %s has used its spend limit of $%g per %s", k.Name, k.SpendLimit.USD, k.SpendLimit.Period))
+	}
 	return nil
 }
 
 // tryModel plans and attempts the upstreams of model. done reports that a
-// response was written; found that some upstream serves the model.
+// response was written; found that some upstream serves the model. When
+// every candidate is cooling down or full, it waits up to the route's
+// max_wait for the first to free up.
 func (x *exchange) tryModel(ctx context.Context, model string, fallback bool) (done, found bool, err error) {
 	ups := x.cat.candidates(model, x.key, x.ep.protocol)
 	if len(ups) == 0 {
@@ -156,48 +182,128 @@ func (x *exchange) tryModel(ctx context.Context, model string, fallback bool) (d
 			return false, true, fmt.Errorf("rewriting model for fallback: %w", err)
 		}
 	}
-	cands := make([]balancer.Candidate, len(ups))
-	now := x.s.opts.Clock.Now()
-	for i, u := range ups {
-		v := x.s.opts.Breakers.View(u.cfg.Name)
-		cands[i] = balancer.Candidate{
-			Name: u.cfg.Name, Priority: u.cfg.Priority, Weight: u.cfg.Weight, Active: u.cfg.Active,
-			InFlight: x.s.opts.Slots.InFlight(u.cfg.Name), MaxConcurrency: u.cfg.MaxConcurrency,
-			QueueEnabled: u.cfg.Queue.Enabled, BreakerOpen: v.Open, BreakerReason: v.Reason,
+	var waited time.Duration
+	for {
+		cands, wait := x.s.snapshot(ups, x.est)
+		x.noteRetry(wait)
+		plan := rt.bal.Plan(balancer.Request{
+			RequestID: x.log.ID, Model: model, Key: x.key.cfg.Name, Stream: x.stream, K: 1 + rt.cfg.Retries,
+		}, cands)
+		if x.s.opts.OnDecision != nil {
+			x.s.opts.OnDecision(&plan.Decision)
 		}
-		if v.Open {
-			x.noteRetry(v.Until.Sub(now))
+		if len(plan.Order)+len(plan.Waitable) > 0 || wait <= 0 || waited+wait > rt.cfg.MaxWait {
+			return x.runPlan(ctx, plan, rt.cfg.RouteSettings, model, body), true, nil
+		}
+		select {
+		case <-x.s.opts.Clock.After(wait):
+			waited += wait
+		case <-ctx.Done():
+			return false, true, nil
 		}
 	}
-	plan := rt.bal.Plan(balancer.Request{
-		RequestID: x.log.ID, Model: model, Key: x.key.cfg.Name, Stream: x.stream, K: 1 + rt.cfg.Retries,
-	}, cands)
-	if x.s.opts.OnDecision != nil {
-		x.s.opts.OnDecision(&plan.Decision)
-	}
-	for _, name := range plan.Order {
+}
+
+// runPlan attempts the plan's upstreams in order, then waits for a slot on
+// its waitable ones. It reports whether a response was written.
+func (x *exchange) runPlan(ctx context.Context, plan balancer.Plan, rs config.RouteSettings, model string, body []byte) bool {
+	waits := plan.Waitable // grows when an upstream with a queue fills up after planning
+	for i := 0; i < len(plan.Order)+len(waits) && ctx.Err() == nil; i++ {
+		name, waitable := "", i >= len(plan.Order)
+		if waitable {
+			name = waits[i-len(plan.Order)]
+		} else {
+			name = plan.Order[i]
+		}
+		if x.attempts > 0 && !x.s.opts.Budget.TryRetry() {
+			x.failures = append(x.failures, "retry budget exhausted")
+			return false
+		}
 		up := x.cat.byName[name]
-		release, ok := x.s.opts.Slots.TryAcquire(name, up.cfg.MaxConcurrency)
-		if !ok {
-			x.failures = append(x.failures, name+": concurrency full")
+		d, skip := x.dispatch(ctx, up, waitable)
+		if d.full && up.cfg.Queue.Enabled {
+			// Its last slot went to a concurrent request since planning:
+			// queue for it after the rest of the order, as if planned waitable.
+			waits = append(waits[:len(waits):len(waits)], name)
 			continue
 		}
-		res := x.attempt(ctx, up, rt.cfg.RouteSettings, model, body)
-		release()
+		if skip != "" {
+			x.failures = append(x.failures, name+": "+skip)
+			continue
+		}
+		x.s.opts.Stats.Dispatched(name, x.s.opts.Clock.Now())
+		res := x.attempt(ctx, up, rs, model, body)
+		d.finish(x, res)
 		if res.outcome == health.Canceled {
 			x.log.Status, x.log.ErrorClass = 499, "client_canceled"
-			return true, true, nil
+			return true
 		}
-		x.s.opts.Breakers.Record(name, res.outcome, res.detail)
 		if res.written || !res.outcome.Failover() {
-			return true, true, nil
+			return true
 		}
 		x.failures = append(x.failures, name+": "+res.detail)
-		if ctx.Err() != nil {
-			break
-		}
 	}
-	return false, true, nil
+	return false
+}
+
+// dispatched holds what one attempt took and must give back.
+type dispatched struct {
+	up      *upstream
+	release func()
+	resv    *limits.Reservation
+	full    bool // not dispatched: every slot was taken (without queueing)
+}
+
+// dispatch claims the breaker's permission, an RPM/TPM reservation and a
+// concurrency slot (waiting in the queue for a waitable upstream). On
+// failure it gives back what it took and says why in skip.
+func (x *exchange) dispatch(ctx context.Context, up *upstream, waitable bool) (d dispatched, skip string) {
+	name, o := up.cfg.Name, &x.s.opts
+	if ok, _ := o.Breakers.Acquire(name); !ok {
+		return d, "breaker open"
+	}
+	resv, ok := o.Limiter.Reserve(name, x.est)
+	if !ok {
+		o.Breakers.Record(name, health.Canceled, "not sent: rate limit")
+		return d, "rate limit reached"
+	}
+	var release func()
+	var err error
+	if waitable {
+		release, err = o.Slots.Acquire(ctx, name, up.cfg.MaxConcurrency, up.cfg.Queue)
+	} else if release, ok = o.Slots.TryAcquire(name, up.cfg.MaxConcurrency); !ok {
+		err = limits.ErrConcurrencyFull
+	}
+	if err != nil {
+		resv.Cancel()
+		o.Breakers.Record(name, health.Canceled, "not sent: "+err.Error())
+		if errors.Is(err, limits.ErrQueueFull) || errors.Is(err, limits.ErrQueueTimeout) {
+			x.queueErr = err
+		}
+		d.full = !waitable
+		return d, "concurrency full (" + err.Error() + ")"
+	}
+	return dispatched{up: up, release: release, resv: resv}, ""
+}
+
+// finish gives back the slot, settles the reservation with the real usage
+// and feeds the outcome to the breaker, the statistics and the spend.
+func (d dispatched) finish(x *exchange, res attemptResult) {
+	o, name := &x.s.opts, d.up.cfg.Name
+	d.release()
+	now := o.Clock.Now()
+	o.Stats.Observe(name, res.sample(), now)
+	o.Breakers.Record(name, res.outcome, res.detail)
+	if res.outcome != health.Success {
+		d.resv.Commit(0) // the request counted; its tokens did not
+		return
+	}
+	in, out := x.log.InputTokens, x.log.OutputTokens
+	d.resv.Commit(in + out)
+	if cost := limits.Cost(in, out, d.up.cfg.Price); cost > 0 {
+		o.Spend.Add(limits.ScopeUpstream, name, cost)
+		o.Spend.Add(limits.ScopeKey, x.key.cfg.Name, cost)
+	}
 }
 
 // noteRetry keeps the shortest positive wait seen.
@@ -212,6 +318,15 @@ func (x *exchange) exhausted() error {
 	if x.r.Context().Err() != nil {
 		x.log.Status, x.log.ErrorClass = 499, "client_canceled"
 		return nil
+	}
+	if x.attempts == 0 && x.queueErr != nil {
+		sentinel := ErrQueueFull
+		if errors.Is(x.queueErr, limits.ErrQueueTimeout) {
+			sentinel = ErrQueueTimeout
+		}
+		e := newError(sentinel, "no upstream slot for model "+strconv.Quote(x.model)+x.failureSummary())
+		e.retryAfter = time.Second
+		return e
 	}
 	if x.attempts == 0 || x.allRateLimited() {
 		e := newError(ErrNoUpstream, "no upstream is available for model "+strconv.Quote(x.model)+x.failureSummary())
@@ -243,6 +358,19 @@ type attemptResult struct {
 	outcome health.Outcome
 	detail  string // what went wrong, safe to show the client (no secrets)
 	written bool   // the response was committed to the client: no failover
+	// measured on success, for the live statistics
+	latency time.Duration // a whole non-streaming answer
+	ttft    time.Duration // a stream's first event
+	tps     float64       // a stream's output tokens per second after the first event
+}
+
+// sample is what the attempt tells the live statistics.
+func (r attemptResult) sample() state.Result {
+	return state.Result{
+		Failed:  r.outcome == health.ServerError || r.outcome == health.AuthError,
+		Neutral: r.outcome != health.Success && r.outcome != health.ServerError && r.outcome != health.AuthError,
+		Latency: r.latency, TTFT: r.ttft, TPS: r.tps,
+	}
 }
 
 // attempt sends the request to one upstream. It writes to the client only
@@ -273,15 +401,20 @@ func (x *exchange) attempt(ctx context.Context, up *upstream, rs config.RouteSet
 	}
 	defer resp.Body.Close()
 
+	x.s.opts.Limiter.ObserveHeaders(up.cfg.Name, resp.Header)
 	outcome := classify(resp.StatusCode)
 	if outcome.Failover() {
 		detail := fmt.Sprintf("status %d", resp.StatusCode)
+		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if outcome == health.RateLimited {
+			cd := x.s.opts.Limiter.RateLimited(up.cfg.Name, resp.Header, errBody)
+			x.noteRetry(cd.Wait)
 			detail = "rate limited (429)"
-			x.noteRetry(retryAfter(resp.Header, x.s.opts.Clock.Now()))
 		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return attemptResult{outcome: outcome, detail: detail}
+	}
+	if outcome == health.Success {
+		x.s.opts.Limiter.Succeeded(up.cfg.Name)
 	}
 	x.log.Upstream = up.cfg.Name
 	if outcome == health.Success && x.stream && isEventStream(resp.Header) {
@@ -294,25 +427,10 @@ func (x *exchange) attempt(ctx context.Context, up *upstream, rs config.RouteSet
 // setUpstreamHeaders copies the client's headers and adds the upstream's auth.
 func (x *exchange) setUpstreamHeaders(req *http.Request, up *upstream) {
 	copyRequestHeaders(req.Header, x.r.Header)
-	for k, v := range up.cfg.Headers {
-		req.Header.Set(k, v)
-	}
 	if req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	switch up.cfg.Provider {
-	case config.ProviderAnthropic:
-		req.Header.Set("X-Api-Key", up.cfg.APIKey)
-		if req.Header.Get("Anthropic-Version") == "" {
-			req.Header.Set("Anthropic-Version", up.apiVersion)
-		}
-	case config.ProviderAzureOpenAI:
-		req.Header.Set("Api-Key", up.cfg.APIKey)
-	default:
-		if up.cfg.APIKey != "" {
-			req.Header.Set("Authorization", "Bearer "+up.cfg.APIKey)
-		}
-	}
+	setUpstreamAuth(req.Header, up)
 }
 
 // transportFailure classifies a failed round trip.
@@ -326,12 +444,17 @@ func (x *exchange) transportFailure(actx context.Context, err error) attemptResu
 	if errors.Is(context.Cause(actx), errRequestTimeout) {
 		return attemptResult{outcome: health.ServerError, detail: "request timeout"}
 	}
-	// *url.Error repeats the URL; the inner error says what happened.
+	return attemptResult{outcome: health.ServerError, detail: "connection error: " + unwrapURLError(err).Error()}
+}
+
+// unwrapURLError drops the *url.Error wrapper, which repeats the URL; the
+// inner error says what happened.
+func unwrapURLError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		err = ue.Err
+		return ue.Err
 	}
-	return attemptResult{outcome: health.ServerError, detail: "connection error: " + err.Error()}
+	return err
 }
 
 // classify maps an upstream status to its outcome class (DESIGN.md §6).
@@ -373,6 +496,10 @@ func (x *exchange) relayBody(ctx context.Context, resp *http.Response, up *upstr
 	}
 	x.log.TTFT = x.s.opts.Clock.Now().Sub(sent)
 	x.log.Status = resp.StatusCode
+	res := attemptResult{outcome: outcome, written: true}
+	if outcome == health.Success {
+		res.latency = x.log.TTFT
+	}
 	if outcome == health.ClientError {
 		x.log.ErrorClass = "upstream_client_error"
 	}
@@ -384,7 +511,7 @@ func (x *exchange) relayBody(ctx context.Context, resp *http.Response, up *upstr
 	if _, err := x.w.Write(body); err != nil {
 		x.log.ErrorClass = "client_canceled"
 	}
-	return attemptResult{outcome: outcome, written: true}
+	return res
 }
 
 // setGatewayHeaders adds the X-Switchyard-* headers of DESIGN.md §3.
@@ -401,21 +528,6 @@ func isJSON(h http.Header) bool {
 
 func isEventStream(h http.Header) bool {
 	return strings.HasPrefix(strings.ToLower(h.Get("Content-Type")), "text/event-stream")
-}
-
-// retryAfter reads a Retry-After header (seconds or an HTTP date).
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
-		return time.Duration(secs * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

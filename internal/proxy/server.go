@@ -20,6 +20,7 @@ import (
 	"switchyard/internal/clock"
 	"switchyard/internal/health"
 	"switchyard/internal/limits"
+	"switchyard/internal/state"
 	"switchyard/internal/store"
 )
 
@@ -40,6 +41,19 @@ type Options struct {
 	Breakers *health.Breakers
 	// Slots count in-flight requests per upstream. Required.
 	Slots *limits.Slots
+	// Stats keeps live per-upstream statistics. Default: in-process.
+	Stats state.Stats
+	// Limiter keeps RPM/TPM windows and 429 cooldowns. Default: a new one.
+	Limiter *limits.Limiter
+	// Spend tracks spend per upstream and key. Default: a new one (not persisted).
+	Spend *limits.Spend
+	// KeyRPM enforces per-key request limits. Default: a new one.
+	KeyRPM *limits.KeyLimiter
+	// Budget bounds retries (defaults.retry_budget). Default: ratio 0.2.
+	Budget *limits.RetryBudget
+	// Latency, when set, returns an upstream's last probe RTT in ms (the
+	// latency the weighted-random score uses; 0 = unknown).
+	Latency func(upstream string) float64
 	// Logs receives request logs; nil disables them.
 	Logs LogSink
 	// OnDecision, when set, receives every routing decision (after the plan
@@ -63,6 +77,21 @@ func New(opts Options, cat *Catalog) *Server {
 	}
 	if opts.Transport == nil {
 		opts.Transport = NewTransport()
+	}
+	if opts.Limiter == nil {
+		opts.Limiter = limits.NewLimiter(opts.Clock)
+	}
+	if opts.Spend == nil {
+		opts.Spend = limits.NewSpend(opts.Clock)
+	}
+	if opts.KeyRPM == nil {
+		opts.KeyRPM = limits.NewKeyLimiter(opts.Clock)
+	}
+	if opts.Budget == nil {
+		opts.Budget = limits.NewRetryBudget(opts.Clock, 0.2)
+	}
+	if opts.Stats == nil {
+		opts.Stats = state.NewMemory(state.DefaultWindow)
 	}
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = 64 << 20

@@ -117,7 +117,8 @@ func (x *exchange) relayStream(actx context.Context, cancel context.CancelCauseF
 		return x.streamFailure(actx, err, "stream ended before its first event")
 	}
 	firstByte.Stop()
-	x.log.TTFT = x.s.opts.Clock.Now().Sub(sent)
+	firstAt := x.s.opts.Clock.Now()
+	x.log.TTFT = firstAt.Sub(sent)
 	x.log.Status = resp.StatusCode
 	h := x.w.Header()
 	copyResponseHeaders(h, resp.Header)
@@ -137,7 +138,11 @@ func (x *exchange) relayStream(actx context.Context, cancel context.CancelCauseF
 		_ = rc.Flush()
 		ev, err = rd.next()
 		if err == io.EOF && (scan.finished || up.cfg.Provider == config.ProviderOpenAICompatible) {
-			return attemptResult{outcome: health.Success, written: true}
+			res := attemptResult{outcome: health.Success, written: true, ttft: x.log.TTFT}
+			if d := x.s.opts.Clock.Now().Sub(firstAt); d > 0 && scan.out > 0 {
+				res.tps = float64(scan.out) / d.Seconds()
+			}
+			return res
 		}
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF

@@ -90,6 +90,10 @@ func (f *fakeStore) Close() error                                       { return
 func (f *fakeStore) RecentRequestLogs(context.Context, int) ([]store.RequestLog, error) {
 	return nil, nil
 }
+func (f *fakeStore) AddSpend(context.Context, []store.SpendDelta) error { return nil }
+func (f *fakeStore) LoadSpend(context.Context, time.Time) ([]store.SpendTotal, error) {
+	return nil, nil
+}
 
 var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 

@@ -1,7 +1,7 @@
 // Package store defines the persistence layer of the gateway: the
 // backend-neutral Store interface that holds configuration (upstreams, client
-// keys, routes) and request logs, and the LogWriter that moves request logs
-// from the hot path to a Store asynchronously, in batches.
+// keys, routes), request logs and spend totals, and the LogWriter that moves
+// request logs from the hot path to a Store asynchronously, in batches.
 //
 // Backends live in subpackages (internal/store/sqlite, and postgres); only
 // those subpackages import a database driver.
@@ -72,6 +72,17 @@ type Store interface {
 	// A limit ≤ 0 returns none.
 	RecentRequestLogs(ctx context.Context, limit int) ([]RequestLog, error)
 
+	// AddSpend adds every delta's USD to the total stored under its
+	// (Scope, Name, PeriodStart), creating the total when missing, in one
+	// transaction: either every delta of the batch is added or none is.
+	// Deltas sharing a key add up. An empty batch is a no-op. A delta with an
+	// empty Scope or Name, a zero PeriodStart or a USD that is not a finite
+	// number fails the whole batch. It must not retain deltas after returning.
+	AddSpend(ctx context.Context, deltas []SpendDelta) error
+	// LoadSpend returns every spend total whose PeriodStart is at or after
+	// since, ordered by scope, name and period start.
+	LoadSpend(ctx context.Context, since time.Time) ([]SpendTotal, error)
+
 	// Close releases the backend. The Store must not be used afterwards.
 	Close() error
 }
@@ -107,4 +118,30 @@ type RequestLog struct {
 	ErrorClass string `json:"error_class,omitempty"`
 	// Error is a short, secret-free error message; "" on success.
 	Error string `json:"error,omitempty"`
+}
+
+// SpendDelta is USD spent since the last write, to be added to a stored
+// spend total.
+type SpendDelta struct {
+	// Scope is what is charged: "upstream" or "key".
+	Scope string `json:"scope"`
+	// Name is the upstream's or client key's name.
+	Name string `json:"name"`
+	// PeriodStart is the start of the period the USD was spent in (UTC). The
+	// limits package writes one total per UTC day and sums days into months.
+	PeriodStart time.Time `json:"period_start"`
+	// USD is the amount to add, in US dollars.
+	USD float64 `json:"usd"`
+}
+
+// SpendTotal is the USD stored for one scope, name and period.
+type SpendTotal struct {
+	// Scope is what was charged: "upstream" or "key".
+	Scope string `json:"scope"`
+	// Name is the upstream's or client key's name.
+	Name string `json:"name"`
+	// PeriodStart is the start of the period (UTC).
+	PeriodStart time.Time `json:"period_start"`
+	// USD is the total spent in the period, in US dollars.
+	USD float64 `json:"usd"`
 }

@@ -74,10 +74,16 @@ func TestMigrationsApplyOnceAndReopenIsNoop(t *testing.T) {
 	ctx := context.Background()
 	s, path := openTest(t)
 	first := appliedMigrations(t, s)
-	if len(first) != 1 || first[0].Version != 1 || first[0].Name != "0001_init.sql" || first[0].AppliedAt == "" {
-		t.Fatalf("schema_migrations after Open = %+v, want version 1 (0001_init.sql) with a time", first)
+	wantNames := []string{"0001_init.sql", "0002_spend.sql"}
+	if len(first) != len(wantNames) {
+		t.Fatalf("schema_migrations after Open = %+v, want %v", first, wantNames)
 	}
-	for _, table := range []string{"upstreams", "keys", "routes", "request_logs"} {
+	for i, m := range first {
+		if m.Version != i+1 || m.Name != wantNames[i] || m.AppliedAt == "" {
+			t.Fatalf("schema_migrations[%d] after Open = %+v, want version %d (%s) with a time", i, m, i+1, wantNames[i])
+		}
+	}
+	for _, table := range []string{"upstreams", "keys", "routes", "request_logs", "spend"} {
 		if !tableExists(t, s, table) {
 			t.Errorf("table %s missing after migration", table)
 		}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"switchyard/internal/clock"
+	"switchyard/internal/config"
+	"switchyard/internal/health"
+	"switchyard/internal/limits"
+	"switchyard/internal/proxy"
+)
+
+func newExplainCmd() *cobra.Command {
+	var (
+		cfgPath string
+		req     proxy.ExplainRequest
+		asJSON  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "explain --config FILE --model M [--session S] [--stream] [--key NAME] [--json]",
+		Short: "Show the routing decision a request would get, without sending it",
+		Long: "Compute a dry-run routing decision from the configuration file: the tiers, the filter\n" +
+			"that dropped each candidate and why, each strategy score component and the final order.\n" +
+			"Live state (breakers, in-flight counts, latencies) starts empty, as after a restart.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.Load(cfgPath)
+			if err != nil {
+				return fmt.Errorf("loading %s:\n%w", cfgPath, err)
+			}
+			return explain(cmd.Context(), cmd.OutOrStdout(), cfg, req, asJSON)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfgPath, "config", "", "configuration file (required)")
+	f.StringVar(&req.Model, "model", "", "client model name (required)")
+	f.StringVar(&req.Session, "session", "", "session id")
+	f.BoolVar(&req.Stream, "stream", false, "plan for a streaming request")
+	f.StringVar(&req.Key, "key", "", "only what this client key (by name) may use")
+	f.BoolVar(&asJSON, "json", false, "print the decision as JSON")
+	_ = cmd.MarkFlagRequired("config")
+	_ = cmd.MarkFlagRequired("model")
+	return cmd
+}
+
+func explain(_ context.Context, out io.Writer, cfg *config.Config, req proxy.ExplainRequest, asJSON bool) error {
+	clk := clock.Real{}
+	cat, err := proxy.NewCatalog(proxy.CatalogInput{
+		Upstreams: cfg.Upstreams, Keys: cfg.Keys, Routes: cfg.Routes, Defaults: cfg.Defaults, Seed: 1, Now: clk.Now,
+	})
+	if err != nil {
+		return err
+	}
+	srv := proxy.New(proxy.Options{Clock: clk, Breakers: health.NewBreakers(cfg.Circuit, clk), Slots: limits.NewSlots()}, cat)
+	d, err := srv.Explain(req)
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding decision: %w", err)
+	}
+	if asJSON {
+		_, err = fmt.Fprintln(out, string(b))
+		return err
+	}
+	var v decisionView
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("reading decision: %w", err)
+	}
+	return v.render(out)
+}
+
+// decisionView is the part of a Decision's JSON the table shows.
+type decisionView struct {
+	Model     string `json:"model"`
+	Key       string `json:"key"`
+	Session   string `json:"session"`
+	Stream    bool   `json:"stream"`
+	Strategy  string `json:"strategy"`
+	ElapsedNs int64  `json:"elapsed_ns"`
+	Order     []string
+	Waitable  []string
+	Chosen    string
+	Tiers     []struct {
+		Priority   int
+		Candidates []struct {
+			Name   string
+			Weight int
+			Filter string
+			Reason string
+			Scores map[string]float64
+			Rank   int
+		}
+	}
+}
+
+func (v decisionView) render(out io.Writer) error {
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	fmt.Fprintf(out, "model %s  strategy %s  session %s  stream %t  key %s\n", v.Model, v.Strategy, dash(v.Session), v.Stream, dash(v.Key))
+	fmt.Fprintf(out, "order: %s  (chosen: %s)\n", dash(strings.Join(v.Order, " → ")), dash(v.Chosen))
+	if len(v.Waitable) > 0 {
+		fmt.Fprintf(out, "waitable: %s\n", strings.Join(v.Waitable, ", "))
+	}
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIER\tUPSTREAM\tWEIGHT\tRANK\tFILTER\tREASON\tSCORES")
+	for _, t := range v.Tiers {
+		for _, c := range t.Candidates {
+			rank := "-"
+			if c.Rank > 0 {
+				rank = strconv.Itoa(c.Rank)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Priority, c.Name, c.Weight, rank, dash(c.Filter), dash(c.Reason), scoreText(c.Scores))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(out, "\nplanned in %s\n", time.Duration(v.ElapsedNs))
+	return err
+}
+
+// scoreText renders score components as sorted name=value pairs.
+func scoreText(scores map[string]float64) string {
+	if len(scores) == 0 {
+		return "-"
+	}
+	names := make([]string, 0, len(scores))
+	for n := range scores {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + "=" + strconv.FormatFloat(scores[n], 'g', 4, 64)
+	}
+	return strings.Join(parts, " ")
+}

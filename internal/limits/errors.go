@@ -1,0 +1,19 @@
+package limits
+
+import "errors"
+
+// Errors Slots.Acquire returns, wrapped with the upstream's name. Classify
+// with errors.Is; the proxy maps ErrQueueFull to 503 queue_full and
+// ErrQueueTimeout to 503 queue_timeout (DESIGN.md §3). A caller that goes
+// away gets its context's error instead (context.Canceled or
+// context.DeadlineExceeded), which is not an upstream failure.
+var (
+	// ErrConcurrencyFull means every slot of the upstream is taken and its
+	// queue is disabled.
+	ErrConcurrencyFull = errors.New("concurrency limit reached")
+	// ErrQueueFull means every slot is taken and queue.max_length requests
+	// are already waiting.
+	ErrQueueFull = errors.New("queue full")
+	// ErrQueueTimeout means no slot was handed over within queue.timeout.
+	ErrQueueTimeout = errors.New("queue wait timed out")
+)

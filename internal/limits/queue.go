@@ -1,0 +1,156 @@
+package limits
+
+import (
+	"context"
+	"fmt"
+
+	"switchyard/internal/clock"
+	"switchyard/internal/config"
+)
+
+// waiter is one request queued for a slot.
+type waiter struct {
+	prev, next *waiter       // queue links; guarded by slot.mu
+	limit      int           // the max_concurrency it waits under
+	granted    bool          // a slot was handed over; guarded by slot.mu
+	ready      chan struct{} // closed when granted
+}
+
+// Acquire takes a slot on upstream name, waiting for one when every slot is
+// taken and the upstream's queue is enabled (seed 000 queue_policy,
+// DESIGN.md §6). limit is max_concurrency (≤ 0: unlimited, never waits) and
+// q the upstream's queue settings, given on every call so a configuration
+// change applies at once.
+//
+//   - A free slot with nobody queued is taken at once.
+//   - Full, with q.Enabled false: ErrConcurrencyFull at once.
+//   - Full, with q.MaxLength requests already waiting (q.MaxLength ≤ 0: no
+//     bound): ErrQueueFull at once.
+//   - Otherwise the request joins the tail of a strict FIFO queue. A
+//     released slot is handed directly to the head waiter, so a newcomer
+//     never overtakes it. After q.Timeout (on the Slots' clock; ≤ 0: no
+//     timeout, ctx alone bounds the wait) it fails with ErrQueueTimeout; when
+//     ctx ends first it fails with ctx.Err(). Either way it leaves the queue,
+//     and a slot handed over at that very moment goes on to the next waiter
+//     when the caller has gone away, or is kept on a timeout.
+//
+// Errors are wrapped with the upstream's name; classify them with errors.Is.
+// On success release gives the slot back exactly once; further calls do
+// nothing. Acquire blocks only while queued.
+func (s *Slots) Acquire(ctx context.Context, name string, limit int, q config.Queue) (release func(), err error) {
+	sl := s.slot(name)
+	if limit <= 0 || sl.depth.Load() == 0 {
+		if sl.tryTake(limit) {
+			return s.releaser(sl), nil
+		}
+	}
+	if !q.Enabled {
+		return nil, fmt.Errorf("acquiring a slot on upstream %q: %w", name, ErrConcurrencyFull)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("waiting for a slot on upstream %q: %w", name, err)
+	}
+
+	w := &waiter{limit: limit, ready: make(chan struct{})}
+	sl.mu.Lock()
+	if q.MaxLength > 0 && sl.depth.Load() >= int64(q.MaxLength) {
+		sl.mu.Unlock()
+		return nil, fmt.Errorf("acquiring a slot on upstream %q: %d waiting: %w", name, q.MaxLength, ErrQueueFull)
+	}
+	sl.pushLocked(w)
+	sl.dispatchLocked() // a slot may have freed since the first attempt
+	granted := w.granted
+	sl.mu.Unlock()
+	if granted {
+		return s.releaser(sl), nil
+	}
+	return s.wait(ctx, name, sl, w, q)
+}
+
+// wait blocks until w is granted a slot, q.Timeout passes or ctx ends.
+func (s *Slots) wait(ctx context.Context, name string, sl *slot, w *waiter, q config.Queue) (func(), error) {
+	var (
+		expired <-chan struct{}
+		timer   clock.Timer
+	)
+	if q.Timeout > 0 {
+		ch := make(chan struct{})
+		timer = s.clk.AfterFunc(q.Timeout, func() { close(ch) })
+		expired = ch
+	}
+	var err error
+	select {
+	case <-w.ready:
+	case <-expired:
+		err = fmt.Errorf("waiting for a slot on upstream %q for %s: %w", name, q.Timeout, ErrQueueTimeout)
+	case <-ctx.Done():
+		err = fmt.Errorf("waiting for a slot on upstream %q: %w", name, ctx.Err())
+	}
+	if timer != nil {
+		timer.Stop()
+	}
+	if err == nil {
+		return s.releaser(sl), nil
+	}
+	sl.mu.Lock()
+	if !w.granted {
+		sl.removeLocked(w)
+		sl.dispatchLocked() // the next waiter may fit a limit w did not
+		sl.mu.Unlock()
+		return nil, err
+	}
+	sl.mu.Unlock()
+	// Granted while timing out or being cancelled.
+	release := s.releaser(sl)
+	if ctx.Err() != nil {
+		release() // nobody left to use it: pass it on
+		return nil, err
+	}
+	return release, nil
+}
+
+// pushLocked appends w to the queue.
+func (sl *slot) pushLocked(w *waiter) {
+	w.prev, w.next = sl.tail, nil
+	if sl.tail != nil {
+		sl.tail.next = w
+	} else {
+		sl.head = w
+	}
+	sl.tail = w
+	sl.depth.Add(1)
+}
+
+// removeLocked unlinks w from the queue.
+func (sl *slot) removeLocked(w *waiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		sl.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		sl.tail = w.prev
+	}
+	w.prev, w.next = nil, nil
+	sl.depth.Add(-1)
+}
+
+// grantLocked hands w a slot already counted in inFlight and wakes it.
+func (sl *slot) grantLocked(w *waiter) {
+	sl.removeLocked(w)
+	w.granted = true
+	close(w.ready)
+}
+
+// dispatchLocked grants free slots to waiters from the head while there
+// are any.
+func (sl *slot) dispatchLocked() {
+	for w := sl.head; w != nil; w = sl.head {
+		if !sl.tryTake(w.limit) {
+			return
+		}
+		sl.grantLocked(w)
+	}
+}

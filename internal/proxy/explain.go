@@ -1,0 +1,105 @@
+package proxy
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"switchyard/internal/balancer"
+	"switchyard/internal/limits"
+)
+
+// ExplainRequest describes a dry-run routing decision.
+type ExplainRequest struct {
+	// Model is the client model name.
+	Model string
+	// Key, when set, restricts candidates to what that client key may use.
+	Key string
+	// Session is the session id the decision is made for.
+	Session string
+	// Stream plans for a streaming request.
+	Stream bool
+}
+
+// Explain computes the routing decision a request for req.Model would get
+// now, with the live state as it is, without sending anything.
+func (s *Server) Explain(req ExplainRequest) (*balancer.Decision, error) {
+	cat := s.catalog.Load()
+	var key *clientKey
+	if req.Key != "" {
+		for _, k := range cat.keys {
+			if k.cfg.Name == req.Key {
+				key = k
+			}
+		}
+		if key == nil {
+			return nil, fmt.Errorf("explaining %s: %w", req.Model, newError(ErrUnauthorized, "no client key named "+req.Key))
+		}
+		if !key.allows(req.Model) {
+			return nil, fmt.Errorf("explaining %s: %w", req.Model, newError(ErrModelNotAllowed, "key "+req.Key+" may not use model "+req.Model))
+		}
+	}
+	var ups []*upstream
+	for _, p := range []Protocol{OpenAI, Anthropic} {
+		ups = append(ups, cat.candidates(req.Model, key, p)...)
+	}
+	if len(ups) == 0 {
+		return nil, fmt.Errorf("explaining %s: %w", req.Model, newError(ErrModelNotFound, "no upstream serves model "+req.Model))
+	}
+	sort.Slice(ups, func(i, j int) bool { return ups[i].cfg.Name < ups[j].cfg.Name })
+	rt := cat.route(req.Model)
+	cands, _ := s.snapshot(ups, 0)
+	keyName := ""
+	if key != nil {
+		keyName = key.cfg.Name
+	}
+	plan := rt.bal.Plan(balancer.Request{
+		RequestID: "explain", Model: req.Model, Key: keyName, Session: req.Session, Stream: req.Stream, K: 1 + rt.cfg.Retries,
+		DryRun: true,
+	}, cands)
+	return &plan.Decision, nil
+}
+
+// snapshot builds the balancer's view of ups from the live state for a
+// request of about tokens tokens, and returns the shortest wait until an
+// unavailable candidate (breaker open, cooling down, limit full) frees up.
+func (s *Server) snapshot(ups []*upstream, tokens int64) ([]balancer.Candidate, time.Duration) {
+	cands := make([]balancer.Candidate, len(ups))
+	now := s.opts.Clock.Now()
+	var soonest time.Duration
+	note := func(until time.Time) {
+		if wait := until.Sub(now); wait > 0 && (soonest == 0 || wait < soonest) {
+			soonest = wait
+		}
+	}
+	for i, u := range ups {
+		name := u.cfg.Name
+		v := s.opts.Breakers.View(name)
+		lv := s.opts.Limiter.View(name, tokens)
+		st := s.opts.Stats.Snapshot(name, now)
+		c := &cands[i]
+		*c = balancer.Candidate{
+			Name: name, Priority: u.cfg.Priority, Weight: u.cfg.Weight, Active: u.cfg.Active,
+			LatencyEWMA: st.LatencyEWMA, TTFTEWMA: st.TTFTEWMA, TPSEWMA: st.TPSEWMA,
+			WindowRequests: st.WindowRequests, ConsecutiveFailures: st.ConsecutiveFailures, LastFailure: st.LastFailure,
+			RPMUsed: lv.RPMUsed, RPMLimit: lv.RPMLimit, TPMUsed: lv.TPMUsed, TPMLimit: lv.TPMLimit,
+			InFlight: s.opts.Slots.InFlight(name), MaxConcurrency: u.cfg.MaxConcurrency,
+			QueueEnabled: u.cfg.Queue.Enabled, QueueDepth: s.opts.Slots.QueueDepth(name), QueueMax: u.cfg.Queue.MaxLength,
+			BreakerOpen: v.Open, BreakerReason: v.Reason, SlowStart: v.SlowStart,
+			RateLimited: lv.Limited(), RateLimitReason: lv.Reason,
+		}
+		if s.opts.Spend.Exceeded(limits.ScopeUpstream, name, u.cfg.SpendLimit) {
+			c.SpendExceeded, c.SpendReason = true, fmt.Sprintf("spend limit $%g per %s reached", u.cfg.SpendLimit.USD, u.cfg.SpendLimit.Period)
+		}
+		if s.opts.Latency != nil {
+			c.LatencyMs = s.opts.Latency(name)
+		}
+		if v.Open {
+			note(v.Until)
+		}
+		if lv.Limited() {
+			note(lv.Until)
+		}
+	}
+	return cands, soonest
+}

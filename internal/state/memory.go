@@ -1,0 +1,133 @@
+package state
+
+import (
+	"sync"
+	"time"
+)
+
+// Memory is the in-process Stats implementation (state.driver: memory).
+type Memory struct {
+	window time.Duration
+	bucket time.Duration
+
+	mu   sync.RWMutex // guards byUp (the map; each entry has its own lock)
+	byUp map[string]*upstreamStats
+}
+
+var _ Stats = (*Memory)(nil)
+
+// windowBuckets is how many buckets the sliding window is divided into.
+const windowBuckets = 60
+
+// upstreamStats is one upstream's numbers.
+type upstreamStats struct {
+	mu       sync.Mutex // guards every field below
+	buckets  [windowBuckets]int64
+	epochs   [windowBuckets]int64 // which bucket period each slot holds
+	latency  float64
+	ttft     float64
+	tps      float64
+	failures int
+	lastFail time.Time
+}
+
+// NewMemory returns in-process statistics with a sliding window of the
+// given length (DefaultWindow when ≤ 0).
+func NewMemory(window time.Duration) *Memory {
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	return &Memory{window: window, bucket: window / windowBuckets, byUp: map[string]*upstreamStats{}}
+}
+
+func (m *Memory) get(name string) *upstreamStats {
+	m.mu.RLock()
+	s := m.byUp[name]
+	m.mu.RUnlock()
+	if s != nil {
+		return s
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s = m.byUp[name]; s == nil {
+		s = &upstreamStats{}
+		m.byUp[name] = s
+	}
+	return s
+}
+
+// Dispatched counts a request in upstream's sliding window.
+func (m *Memory) Dispatched(upstream string, now time.Time) {
+	s := m.get(upstream)
+	epoch := now.UnixNano() / int64(m.bucket)
+	i := epoch % windowBuckets
+	s.mu.Lock()
+	if s.epochs[i] != epoch {
+		s.epochs[i], s.buckets[i] = epoch, 0
+	}
+	s.buckets[i]++
+	s.mu.Unlock()
+}
+
+// Observe folds an attempt's result into upstream's EWMAs and failure streak.
+func (m *Memory) Observe(upstream string, r Result, now time.Time) {
+	s := m.get(upstream)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case r.Failed:
+		s.failures++
+		s.lastFail = now
+	case !r.Neutral:
+		s.failures = 0
+	}
+	if r.Latency > 0 {
+		s.latency = ewma(s.latency, ms(r.Latency))
+	}
+	if r.TTFT > 0 {
+		s.ttft = ewma(s.ttft, ms(r.TTFT))
+	}
+	if r.TPS > 0 {
+		s.tps = ewma(s.tps, r.TPS)
+	}
+}
+
+// Snapshot returns upstream's statistics as of now.
+func (m *Memory) Snapshot(upstream string, now time.Time) Snapshot {
+	m.mu.RLock()
+	s := m.byUp[upstream]
+	m.mu.RUnlock()
+	if s == nil {
+		return Snapshot{}
+	}
+	oldest := now.UnixNano()/int64(m.bucket) - windowBuckets + 1
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for i, e := range s.epochs {
+		if e >= oldest {
+			n += s.buckets[i]
+		}
+	}
+	return Snapshot{
+		WindowRequests: n, LatencyEWMA: s.latency, TTFTEWMA: s.ttft, TPSEWMA: s.tps,
+		ConsecutiveFailures: s.failures, LastFailure: s.lastFail,
+	}
+}
+
+// Forget drops upstream's statistics.
+func (m *Memory) Forget(upstream string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.byUp, upstream)
+}
+
+// ewma folds x into avg; the first sample (avg 0) is taken as is.
+func ewma(avg, x float64) float64 {
+	if avg == 0 {
+		return x
+	}
+	return Alpha*x + (1-Alpha)*avg
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
