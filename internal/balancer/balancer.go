@@ -134,9 +134,17 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate, now time.T
 		}
 	}
 
+	var aff AffinityRecord
+	pinned := pinLocked(req, records, &aff)
 	s.tier.Stream, s.tier.Now = req.Stream, now
 	no := min(k, survivors)
 	names := make([]string, 0, 2*(no+waitable))
+	if pinned >= 0 {
+		// The bound upstream goes first; the strategy orders the rest, and
+		// its state advances only for a real pick of its own.
+		names = append(names, records[pinned].Name)
+		records[pinned].Rank, records[pinned].Filter = 1, filterPinned
+	}
 	// Healthy survivors of every tier first; then the rate-limited ones a
 	// strategy kept as fallbacks, so a cooling upstream of tier 0 never goes
 	// before a healthy one of tier 1.
@@ -148,6 +156,9 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate, now time.T
 			names = b.orderTierLocked(cands, records, t, "", fallback, no-len(names), !req.DryRun && len(names) == 0, names)
 		}
 	}
+	if pinned >= 0 {
+		records[pinned].Filter = ""
+	}
 	order := names[:len(names):len(names)]
 	for t := range nt {
 		names = b.orderTierLocked(cands, records, t, FilterWaitable, false, waitable, false, names)
@@ -158,12 +169,16 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate, now time.T
 	dOrder := names[len(order)+len(wait) : 2*len(order)+len(wait) : 2*len(order)+len(wait)]
 	dWait := names[2*len(order)+len(wait):]
 
-	d := Decision{Candidates: records, Order: dOrder, Waitable: dWait}
+	d := Decision{Candidates: records, Order: dOrder, Waitable: dWait, Affinity: aff}
 	if len(order) > 0 {
 		d.Chosen = order[0]
 	}
 	return Plan{Order: order, Waitable: wait, Decision: d}
 }
+
+// filterPinned marks the pinned record while the tiers are ordered, so the
+// strategy does not see it twice; it is cleared before Plan returns.
+const filterPinned = "pinned"
 
 // orderTierLocked hands the candidates of tier t whose record has filter f
 // ("" for survivors, FilterWaitable for waitable ones) and whose Fallback

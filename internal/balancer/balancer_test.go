@@ -114,7 +114,8 @@ func checkInvariants(t *testing.T, req Request, cands []Candidate, p Plan) {
 			if slices.Contains(p.Waitable, r.Name) != (r.Filter == FilterWaitable) {
 				t.Errorf("%s: filter %q vs Waitable %v", r.Name, r.Filter, p.Waitable)
 			}
-			if (r.Rank > 0 || r.Filter == FilterWaitable) && r.Scores.IsZero() {
+			pinned := p.Decision.Affinity.Result == AffinityHit && r.Name == p.Decision.Affinity.Bound
+			if (r.Rank > 0 || r.Filter == FilterWaitable) && r.Scores.IsZero() && !pinned {
 				t.Errorf("%s: ordered without scores", r.Name)
 			}
 			if r.Filter != "" && r.Filter != FilterWaitable && !r.Scores.IsZero() {
@@ -129,7 +130,10 @@ func checkInvariants(t *testing.T, req Request, cands []Candidate, p Plan) {
 	// over the healthy survivors, then again over kept fallbacks, which
 	// never come before a healthy one.
 	last, inFallbacks := -1<<62, false
-	for _, n := range p.Order {
+	for i, n := range p.Order {
+		if i == 0 && p.Decision.Affinity.Result == AffinityHit {
+			continue // a session's bound upstream goes first, whatever its tier
+		}
 		r, prio, _ := record(p.Decision, n)
 		if r.Fallback && !inFallbacks {
 			last, inFallbacks = -1<<62, true

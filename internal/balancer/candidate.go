@@ -93,6 +93,17 @@ type Request struct {
 	Exclude []string
 	// K is the plan length, 1 + retries; 0 or less means 1.
 	K int
+	// SessionSource says where Session was found, for the Decision.
+	SessionSource string
+	// Pinned is the upstream the session is bound to (DESIGN.md §5); it goes
+	// first when it survives the filters and Migrate does not move it.
+	Pinned string
+	// Migrate, when set, may move a session off an available Pinned
+	// upstream (the bound upstream's affinity_migration policy); nil never
+	// migrates. BodyLen is the request body's size, for its
+	// max_content_length rule.
+	Migrate MigrateFunc
+	BodyLen int64
 	// DryRun plans without advancing the state of stateful strategies
 	// (smooth-wrr, round-robin), for /admin/api/explain: the next real Plan
 	// picks what it would have picked anyway.

@@ -42,6 +42,9 @@ type Decision struct {
 	Chosen string
 	// ElapsedNs is the time Plan took, lock wait included, per Options.Now.
 	ElapsedNs int64
+	// Affinity says whether a session binding hit, missed, fell through or
+	// migrated.
+	Affinity AffinityRecord
 }
 
 // TierRecord is one priority tier of a Decision, as returned by
@@ -76,28 +79,33 @@ func (d *Decision) Tiers() []TierRecord {
 
 // decisionJSON is the wire form of a Decision.
 type decisionJSON struct {
-	RequestID string       `json:"request_id"`
-	Model     string       `json:"model"`
-	Key       string       `json:"key"`
-	Session   string       `json:"session,omitempty"`
-	Stream    bool         `json:"stream"`
-	Strategy  string       `json:"strategy"`
-	Tiers     []TierRecord `json:"tiers"`
-	Order     []string     `json:"order"`
-	Waitable  []string     `json:"waitable"`
-	Chosen    string       `json:"chosen"`
-	ElapsedNs int64        `json:"elapsed_ns"`
-	At        time.Time    `json:"at"`
+	RequestID string          `json:"request_id"`
+	Model     string          `json:"model"`
+	Key       string          `json:"key"`
+	Session   string          `json:"session,omitempty"`
+	Stream    bool            `json:"stream"`
+	Strategy  string          `json:"strategy"`
+	Tiers     []TierRecord    `json:"tiers"`
+	Order     []string        `json:"order"`
+	Waitable  []string        `json:"waitable"`
+	Chosen    string          `json:"chosen"`
+	ElapsedNs int64           `json:"elapsed_ns"`
+	At        time.Time       `json:"at"`
+	Affinity  *AffinityRecord `json:"affinity,omitempty"`
 }
 
 // MarshalJSON encodes the Decision with its records grouped by tier; empty
 // lists are [] rather than null.
 func (d Decision) MarshalJSON() ([]byte, error) {
-	return json.Marshal(decisionJSON{
+	w := decisionJSON{
 		RequestID: d.RequestID, Model: d.Model, Key: d.Key, Session: d.Session, Stream: d.Stream,
 		Strategy: d.Strategy, Tiers: d.Tiers(), Order: nonNil(d.Order), Waitable: nonNil(d.Waitable),
 		Chosen: d.Chosen, ElapsedNs: d.ElapsedNs, At: d.At,
-	})
+	}
+	if d.Affinity.Session != "" {
+		w.Affinity = &d.Affinity
+	}
+	return json.Marshal(w)
 }
 
 func nonNil(s []string) []string {
