@@ -15,6 +15,11 @@ const (
 	AffinityMigrated = "migrated"
 )
 
+// ReasonNotACandidate is the AffinityRecord.Reason of a fall-through whose
+// bound upstream is no longer a candidate for the model (removed, inactive
+// for the key, or no longer serving it), so it will not come back.
+const ReasonNotACandidate = "not_a_candidate"
+
 // AffinityRecord says how session affinity shaped a Decision.
 type AffinityRecord struct {
 	// Session is the session id; "" when the request carries none.
@@ -59,7 +64,7 @@ func pinLocked(req *Request, records []CandidateRecord, d *AffinityRecord) int {
 		}
 	}
 	if bound < 0 {
-		d.Result, d.Reason = AffinityFallthrough, "not_a_candidate"
+		d.Result, d.Reason = AffinityFallthrough, ReasonNotACandidate
 		return -1
 	}
 	r := &records[bound]

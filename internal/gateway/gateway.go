@@ -14,15 +14,21 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"switchyard/internal/admin"
+	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
 	"switchyard/internal/limits"
+	"switchyard/internal/metrics"
 	"switchyard/internal/proxy"
+	"switchyard/internal/state"
 	"switchyard/internal/store"
+	"switchyard/internal/store/postgres"
 	"switchyard/internal/store/sqlite"
 )
 
@@ -52,11 +58,17 @@ type Gateway struct {
 	slots    *limits.Slots
 	limiter  *limits.Limiter
 	spend    *limits.Spend
+	sessions *affinity.Table
 	proxy    *proxy.Server
 	prober   *health.Prober
+	metrics  *metrics.Metrics
+	names    atomic.Pointer[catalogNames] // of the catalog in force, for metrics labels
 	recent   *balancer.DecisionRing
+	stats    state.Stats    // live statistics, counting into traffic (initTraffic)
+	traffic  *admin.Traffic // recent attempts, failures and 429s per upstream, for the admin API
 
 	reloadMu sync.Mutex // serialises Reload
+	editMu   sync.Mutex // serialises admin API changes: read the store, validate, write, Reload
 	stop     context.CancelFunc
 	bg       sync.WaitGroup // background loops (the request-log writer)
 }
@@ -79,8 +91,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		slots:    limits.NewSlotsWithClock(opts.Clock),
 		limiter:  limits.NewLimiter(opts.Clock),
 		spend:    limits.NewSpend(opts.Clock),
+		sessions: affinity.NewTable(cfg.Affinity.MaxEntries, opts.Clock),
 		recent:   balancer.NewDecisionRing(1000),
 	}
+	g.initTraffic()
 	if g.store == nil {
 		st, err := openStore(ctx, cfg.Store)
 		if err != nil {
@@ -88,6 +102,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		}
 		g.store = st
 	}
+	g.metrics = g.newMetrics()
 	if err := g.seedStore(ctx); err != nil {
 		_ = g.store.Close()
 		return nil, err
@@ -121,10 +136,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	}
 	g.proxy = proxy.New(proxy.Options{
 		Clock: opts.Clock, Logger: opts.Logger, Transport: opts.Transport,
-		Breakers: g.breakers, Slots: g.slots, Logs: sink, OnDecision: g.recordDecision,
-		Limiter: g.limiter, Spend: g.spend, KeyRPM: limits.NewKeyLimiter(opts.Clock),
-		Budget:  limits.NewRetryBudget(opts.Clock, cfg.Defaults.RetryBudget),
-		Latency: func(name string) float64 { return g.prober.LatencyMs(name) },
+		Breakers: g.breakers, Slots: g.slots, Stats: g.stats, Logs: sink, OnDecision: g.recordDecision,
+		Limiter: g.limiter, Spend: g.spend, KeyRPM: limits.NewKeyLimiter(opts.Clock), Metrics: g.metrics,
+		Affinity: g.sessions,
+		Budget:   limits.NewRetryBudget(opts.Clock, cfg.Defaults.RetryBudget),
+		Latency:  func(name string) float64 { return g.prober.LatencyMs(name) },
 	}, cat)
 	g.prober = health.NewProber(cfg.Health, opts.Clock, rand.New(rand.NewPCG(opts.Seed, 0x9e3779b9)), g.breakers,
 		func(ctx context.Context, name string) error { return g.proxy.Probe(ctx, name, cfg.Health.Probe) },
@@ -138,6 +154,17 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		defer g.bg.Done()
 		g.spend.RunFlusher(bgCtx, g.store, 5*time.Second)
 	}()
+	if w, ok := g.store.(store.Watcher); ok {
+		// Other instances on the same database change upstreams, keys and
+		// routes through their admin API: pick those changes up.
+		g.bg.Add(1)
+		go func() {
+			defer g.bg.Done()
+			if err := w.Watch(bgCtx, func() { g.reloadLogged(bgCtx) }); err != nil {
+				g.log.Warn("watching the store for changes stopped", "err", err)
+			}
+		}()
+	}
 	return g, nil
 }
 
@@ -150,8 +177,14 @@ func openStore(ctx context.Context, sc config.Store) (store.Store, error) {
 			return nil, fmt.Errorf("opening sqlite store %s: %w", sc.DSN, err)
 		}
 		return st, nil
+	case "postgres":
+		st, err := postgres.Open(ctx, sc.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("opening postgres store: %w", err)
+		}
+		return st, nil
 	default:
-		return nil, fmt.Errorf("store.driver %q: not available in this build (use sqlite)", sc.Driver)
+		return nil, fmt.Errorf("store.driver %q: unknown (use sqlite or postgres)", sc.Driver)
 	}
 }
 
@@ -196,8 +229,9 @@ func (g *Gateway) buildCatalog(ctx context.Context) (*proxy.Catalog, error) {
 	for _, u := range ups {
 		g.limiter.Configure(u.Name, u.RateLimit.RPM, u.RateLimit.TPM)
 	}
+	g.setNames(ups, keys, routes)
 	return proxy.NewCatalog(proxy.CatalogInput{
-		Upstreams: ups, Keys: keys, Routes: routes, Defaults: g.cfg.Defaults,
+		Upstreams: ups, Keys: keys, Routes: routes, Defaults: g.cfg.Defaults, Affinity: g.cfg.Affinity,
 		Seed: g.seed, Now: g.clock.Now,
 	})
 }
@@ -215,6 +249,13 @@ func (g *Gateway) Reload(ctx context.Context) error {
 	return nil
 }
 
+// reloadLogged reloads the routing table after a store change, logging a failure.
+func (g *Gateway) reloadLogged(ctx context.Context) {
+	if err := g.Reload(ctx); err != nil {
+		g.log.Warn("reloading after a store change", "err", err)
+	}
+}
+
 // recordDecision keeps a routing decision in the ring of recent ones and,
 // with log.level debug, logs it as one JSON line.
 func (g *Gateway) recordDecision(d *balancer.Decision) {
@@ -230,7 +271,8 @@ func (g *Gateway) recordDecision(d *balancer.Decision) {
 }
 
 // Handler returns the gateway's HTTP handler: the client API plus
-// /healthz and /readyz.
+// /healthz, /readyz and /metrics, and, when admin.token is set and
+// admin.listen is not, the admin API and dashboard under /admin/.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -245,6 +287,11 @@ func (g *Gateway) Handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
+	mux.Handle("GET /metrics", g.metrics.Handler(g.cfg.Metrics.Token))
+	if h := g.AdminHandler(); h != nil && g.cfg.Admin.Listen == "" {
+		mux.Handle("/admin/", h)
+		mux.Handle("/admin", h)
+	}
 	mux.Handle("/", g.proxy)
 	return mux
 }
@@ -271,13 +318,30 @@ func (g *Gateway) Explain(req proxy.ExplainRequest) (*balancer.Decision, error) 
 	return g.proxy.Explain(req)
 }
 
+// SessionBindings returns the live affinity bindings of a session, across
+// keys and routes.
+func (g *Gateway) SessionBindings(session string) []affinity.Binding {
+	return g.sessions.Lookup(session)
+}
+
+// ForgetSession deletes every affinity binding of a session and returns how
+// many there were; its next request is routed afresh.
+func (g *Gateway) ForgetSession(session string) int { return g.sessions.DeleteSession(session) }
+
 // Store returns the gateway's store.
 func (g *Gateway) Store() store.Store { return g.store }
 
 // Serve answers HTTP on ln until ctx ends, then shuts down gracefully:
 // it stops accepting, lets in-flight requests (streams included) finish
-// within grace, then closes what is left.
+// within grace, then closes what is left. With admin.listen (and
+// admin.token) set it also serves the admin API and dashboard there, and
+// stops that listener the same way before returning.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	stopAdmin, aerr := g.serveAdminListener(ctx, grace) // admin.listen: the admin API on its own address
+	if aerr != nil {
+		return aerr
+	}
+	defer stopAdmin()
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true) // h2c for clients that speak it

@@ -256,16 +256,16 @@ func TestLearnedRemainingZeroExhaustsUntilReset(t *testing.T) {
 		{"openai tokens 6m0s", hdr("x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "6m0s"), LimitTokens, t0.Add(6 * time.Minute)},
 		{"openai tokens 1h2m3.5s", hdr("x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "1h2m3.5s"), LimitTokens, t0.Add(time.Hour + 2*time.Minute + 3500*time.Millisecond)},
 		{"openai no reset holds a minute", hdr("x-ratelimit-remaining-requests", "0"), LimitRequests, t0.Add(time.Minute)},
-		{"anthropic requests", hdr("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", anthropicReset), LimitRequests, minute0.Add(40 * time.Second)},
-		{"anthropic tokens", hdr("anthropic-ratelimit-tokens-remaining", "0", "anthropic-ratelimit-tokens-reset", anthropicReset), LimitTokens, minute0.Add(40 * time.Second)},
+		{"anthropic requests", hdr("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", anthropicReset), LimitRequests, minute0.Add(41 * time.Second)},
+		{"anthropic tokens", hdr("anthropic-ratelimit-tokens-remaining", "0", "anthropic-ratelimit-tokens-reset", anthropicReset), LimitTokens, minute0.Add(41 * time.Second)},
 		{"anthropic input tokens", hdr(
 			"anthropic-ratelimit-input-tokens-limit", "50000",
 			"anthropic-ratelimit-input-tokens-remaining", "0",
 			"anthropic-ratelimit-input-tokens-reset", anthropicReset,
 			"anthropic-ratelimit-output-tokens-remaining", "9000",
 			"anthropic-ratelimit-output-tokens-reset", minute0.Add(20*time.Second).Format(time.RFC3339),
-		), LimitTokens, minute0.Add(40 * time.Second)},
-		{"anthropic output tokens", hdr("anthropic-ratelimit-output-tokens-remaining", "0", "anthropic-ratelimit-output-tokens-reset", anthropicReset), LimitTokens, minute0.Add(40 * time.Second)},
+		), LimitTokens, minute0.Add(41 * time.Second)},
+		{"anthropic output tokens", hdr("anthropic-ratelimit-output-tokens-remaining", "0", "anthropic-ratelimit-output-tokens-reset", anthropicReset), LimitTokens, minute0.Add(41 * time.Second)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -372,7 +372,7 @@ func TestRateLimitedCooldownSource(t *testing.T) {
 		{"retry-after wins over reset", hdr("Retry-After", "2", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "30s"), nil, 2 * time.Second, CooldownRetryAfter, LimitRequests},
 		{"reset of the zero quota", hdr("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "6s", "x-ratelimit-remaining-tokens", "500", "x-ratelimit-reset-tokens", "1m0s"), nil, 6 * time.Second, CooldownReset, LimitRequests},
 		{"reset of the type in the body", hdr("x-ratelimit-reset-requests", "6s", "x-ratelimit-reset-tokens", "1m0s"), tokensBody, time.Minute, CooldownReset, LimitTokens},
-		{"anthropic reset", hdr("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", minute0.Add(40*time.Second).Format(time.RFC3339)), nil, minute0.Add(40 * time.Second).Sub(t0), CooldownReset, LimitRequests},
+		{"anthropic reset", hdr("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", minute0.Add(40*time.Second).Format(time.RFC3339)), nil, minute0.Add(41 * time.Second).Sub(t0), CooldownReset, LimitRequests}, // whole-second stamps round up
 		{"unknown type takes the shortest reset", hdr("x-ratelimit-reset-requests", "3s", "x-ratelimit-reset-tokens", "9s"), nil, 3 * time.Second, CooldownReset, ""},
 		{"unparsable retry-after falls through", hdr("Retry-After", "soon", "x-ratelimit-reset-requests", "4s"), nil, 4 * time.Second, CooldownReset, ""},
 		{"no header: backoff", nil, nil, time.Second, CooldownBackoff, ""},

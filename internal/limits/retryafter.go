@@ -71,6 +71,11 @@ func ParseResetDuration(v string, now time.Time) (time.Duration, bool) {
 		return min(d, MaxRetryAfter), true
 	}
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		if t.Nanosecond() == 0 && !strings.Contains(v, ".") {
+			// A whole-second stamp (Anthropic's) was truncated by the
+			// provider: the window may end up to a second later.
+			t = t.Add(time.Second)
+		}
 		return untilClamped(t, now), true
 	}
 	return 0, false

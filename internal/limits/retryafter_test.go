@@ -64,9 +64,10 @@ func TestParseResetDuration(t *testing.T) {
 		{"30", 30 * time.Second, true},
 		{"1.25", 1250 * time.Millisecond, true},
 		{"1000000h", MaxRetryAfter, true},
-		{"2025-03-14T12:00:30Z", 30 * time.Second, true},
+		{"2025-03-14T12:00:30Z", 31 * time.Second, true}, // whole seconds round up
 		{"2025-03-14T12:00:30.5Z", 30500 * time.Millisecond, true},
-		{"2025-03-14T13:00:30+01:00", 30 * time.Second, true},
+		{"2025-03-14T12:00:30.5Z", 30500 * time.Millisecond, true},
+		{"2025-03-14T13:00:30+01:00", 31 * time.Second, true},
 		{"2025-03-14T11:00:00Z", 0, true},
 		{"1741953645", 45 * time.Second, true}, // a Unix time
 		{"", 0, false},

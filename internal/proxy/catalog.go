@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/config"
 )
@@ -31,6 +32,8 @@ type upstream struct {
 	protocol   Protocol
 	base       string // base_url without a trailing slash
 	apiVersion string
+	// migrate applies the upstream's affinity_migration to sessions bound to it.
+	migrate balancer.MigrateFunc
 }
 
 // clientKey is one client key as the hot path needs it.
@@ -40,10 +43,12 @@ type clientKey struct {
 	upstreams map[string]bool
 }
 
-// route is a route entry with its balancer.
+// route is a route entry with its balancer and affinity settings.
 type route struct {
-	cfg config.Route
-	bal *balancer.Balancer
+	cfg        config.Route
+	bal        *balancer.Balancer
+	affinity   affinity.Policy
+	affinityOn bool
 }
 
 // CatalogInput is what a Catalog is built from.
@@ -56,6 +61,8 @@ type CatalogInput struct {
 	Routes []config.Route
 	// Defaults are the settings of models without a route.
 	Defaults config.RouteSettings
+	// Affinity is the global session-affinity block; routes override it.
+	Affinity config.Affinity
 	// Seed seeds the balancers' random sources (one stream per route).
 	Seed uint64
 	// Now is the balancers' clock, for Decision.ElapsedNs.
@@ -67,6 +74,8 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 	c := &Catalog{byName: map[string]*upstream{}, keys: map[string]*clientKey{}, maxBody: in.Defaults.MaxBodyBytes}
 	for _, u := range in.Upstreams {
 		up := &upstream{cfg: u, protocol: protocolOf(u.Provider), base: strings.TrimRight(u.BaseURL, "/"), apiVersion: u.APIVersion}
+		mig := u.AffinityMigration
+		up.migrate = func(bodyLen int64, bound, best int) bool { return affinity.ShouldMigrate(mig, bodyLen, bound, best) }
 		if up.apiVersion == "" {
 			switch u.Provider {
 			case config.ProviderAzureOpenAI:
@@ -105,7 +114,9 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 		if r.MaxBodyBytes > c.maxBody {
 			c.maxBody = r.MaxBodyBytes
 		}
-		return &route{cfg: r, bal: b}, nil
+		rt := &route{cfg: r, bal: b}
+		rt.affinity, rt.affinityOn = affinity.PolicyFor(in.Affinity, r.Affinity)
+		return rt, nil
 	}
 	for i, r := range in.Routes {
 		rt, err := newRoute(i+1, r)

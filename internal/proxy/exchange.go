@@ -15,10 +15,12 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
 	"switchyard/internal/limits"
+	"switchyard/internal/metrics"
 	"switchyard/internal/state"
 	"switchyard/internal/store"
 )
@@ -43,6 +45,11 @@ type exchange struct {
 	stream   bool
 	start    time.Time
 	attempts int
+	route    string       // the matched route's model pattern, for metrics
+	session  string       // the session id, when affinity is on and the request has one
+	source   string       // where session was found
+	affKey   affinity.Key // the binding key of the model being tried
+	affPol   affinity.Policy
 	est      int64         // estimated tokens: prompt bytes/4 + max_tokens
 	failures []string      // "upstream: what went wrong", for the final error
 	retryIn  time.Duration // shortest wait seen: a 429's cooldown, an open breaker, a full limit
@@ -68,6 +75,7 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, ep endpoint)
 	}
 	x.log.Attempts = x.attempts
 	x.log.Latency = s.opts.Clock.Now().Sub(x.start)
+	s.opts.Metrics.Request(x.log.Upstream, x.log.Model, x.log.Status, x.stream, x.log.Latency)
 	if s.opts.Logs != nil {
 		s.opts.Logs.Enqueue(x.log)
 	}
@@ -91,11 +99,15 @@ func (x *exchange) run() error {
 		return newError(ErrModelNotAllowed, fmt.Sprintf("model %q is not allowed for this key", x.model))
 	}
 	rt := x.cat.route(x.model)
+	x.route = rt.cfg.Model
 	if int64(len(x.body)) > rt.cfg.MaxBodyBytes {
 		return newError(ErrBodyTooLarge, bodyTooLargeMsg(rt.cfg.MaxBodyBytes))
 	}
 	if err := x.checkKeyLimits(); err != nil {
 		return err
+	}
+	if rt.affinityOn {
+		x.session, x.source = affinity.Extract(affinityProtocol(x.ep.protocol), x.r.Header, x.body)
 	}
 	x.s.opts.Budget.Request()
 	ctx, cancel := context.WithCancelCause(x.r.Context())
@@ -186,11 +198,20 @@ func (x *exchange) tryModel(ctx context.Context, model string, fallback bool) (d
 	for {
 		cands, wait := x.s.snapshot(ups, x.est)
 		x.noteRetry(wait)
-		plan := rt.bal.Plan(balancer.Request{
+		req := balancer.Request{
 			RequestID: x.log.ID, Model: model, Key: x.key.cfg.Name, Stream: x.stream, K: 1 + rt.cfg.Retries,
-		}, cands)
+			BodyLen: int64(len(body)),
+		}
+		x.pin(&req, rt)
+		plan := rt.bal.Plan(req, cands)
+		if x.session != "" && rt.affinityOn {
+			x.s.opts.Metrics.Affinity(plan.Decision.Affinity.Result)
+		}
 		if x.s.opts.OnDecision != nil {
 			x.s.opts.OnDecision(&plan.Decision)
+		}
+		if plan.Decision.Chosen != "" {
+			x.s.opts.Metrics.Selection(rt.cfg.Model, plan.Decision.Chosen)
 		}
 		if len(plan.Order)+len(plan.Waitable) > 0 || wait <= 0 || waited+wait > rt.cfg.MaxWait {
 			return x.runPlan(ctx, plan, rt.cfg.RouteSettings, model, body), true, nil
@@ -204,6 +225,30 @@ func (x *exchange) tryModel(ctx context.Context, model string, fallback bool) (d
 	}
 }
 
+// pin looks up the session's binding on route rt and sets it on req.
+func (x *exchange) pin(req *balancer.Request, rt *route) {
+	x.affKey = affinity.Key{}
+	if x.session == "" || !rt.affinityOn {
+		return
+	}
+	req.Session, req.SessionSource = x.session, x.source
+	x.affKey, x.affPol = affinity.Key{APIKey: x.key.cfg.Name, Route: rt.cfg.Model, Session: x.session}, rt.affinity
+	if bound, ok := x.s.opts.Affinity.Get(x.affKey, x.affPol); ok {
+		req.Pinned = bound
+		if up := x.cat.byName[bound]; up != nil {
+			req.Migrate = up.migrate
+		}
+	}
+}
+
+// affinityProtocol maps a client protocol to the extractor's.
+func affinityProtocol(p Protocol) affinity.Protocol {
+	if p == Anthropic {
+		return affinity.Anthropic
+	}
+	return affinity.OpenAI
+}
+
 // runPlan attempts the plan's upstreams in order, then waits for a slot on
 // its waitable ones. It reports whether a response was written.
 func (x *exchange) runPlan(ctx context.Context, plan balancer.Plan, rs config.RouteSettings, model string, body []byte) bool {
@@ -215,9 +260,12 @@ func (x *exchange) runPlan(ctx context.Context, plan balancer.Plan, rs config.Ro
 		} else {
 			name = plan.Order[i]
 		}
-		if x.attempts > 0 && !x.s.opts.Budget.TryRetry() {
-			x.failures = append(x.failures, "retry budget exhausted")
-			return false
+		if x.attempts > 0 {
+			if !x.s.opts.Budget.TryRetry() {
+				x.failures = append(x.failures, "retry budget exhausted")
+				return false
+			}
+			x.s.opts.Metrics.Retry(x.route)
 		}
 		up := x.cat.byName[name]
 		d, skip := x.dispatch(ctx, up, waitable)
@@ -238,12 +286,34 @@ func (x *exchange) runPlan(ctx context.Context, plan balancer.Plan, rs config.Ro
 			x.log.Status, x.log.ErrorClass = 499, "client_canceled"
 			return true
 		}
+		if res.outcome == health.Success && x.affKey.Session != "" && rebinds(plan.Decision.Affinity, name) {
+			x.s.opts.Affinity.Bind(x.affKey, name, x.affPol) // a success (re)binds the session
+		}
 		if res.written || !res.outcome.Failover() {
 			return true
 		}
 		x.failures = append(x.failures, name+": "+res.detail)
 	}
 	return false
+}
+
+// rebinds reports whether a success on upstream name (re)binds the session
+// whose affinity record is a (DESIGN.md §5). It does, except when the
+// session has a live binding to another upstream that is only unavailable
+// for now: a fall-through (breaker open, rate limited, full, …) or a hit whose
+// attempt failed over. That binding is kept, not replaced by the stand-in,
+// so the session returns to its upstream, and its prompt cache, when it
+// recovers within the TTL (seed 000: a fall-through does not delete the
+// binding). A binding to an upstream that is no longer a candidate is
+// replaced, and a migration rebinds to the upstream it moved to.
+func rebinds(a balancer.AffinityRecord, name string) bool {
+	switch a.Result {
+	case balancer.AffinityHit:
+		return name == a.Bound
+	case balancer.AffinityFallthrough:
+		return name == a.Bound || a.Reason == balancer.ReasonNotACandidate
+	}
+	return true
 }
 
 // dispatched holds what one attempt took and must give back.
@@ -294,16 +364,33 @@ func (d dispatched) finish(x *exchange, res attemptResult) {
 	now := o.Clock.Now()
 	o.Stats.Observe(name, res.sample(), now)
 	o.Breakers.Record(name, res.outcome, res.detail)
+	o.Metrics.Attempt(name, res.outcome.String())
+	if res.class != "" {
+		o.Metrics.UpstreamError(name, res.class)
+	}
 	if res.outcome != health.Success {
 		d.resv.Commit(0) // the request counted; its tokens did not
 		return
 	}
+	if res.ttft > 0 {
+		o.Metrics.TTFT(name, res.ttft)
+	}
 	in, out := x.log.InputTokens, x.log.OutputTokens
 	d.resv.Commit(in + out)
+	o.Metrics.Tokens(name, x.model, in, out)
 	if cost := limits.Cost(in, out, d.up.cfg.Price); cost > 0 {
 		o.Spend.Add(limits.ScopeUpstream, name, cost)
 		o.Spend.Add(limits.ScopeKey, x.key.cfg.Name, cost)
+		o.Metrics.Spend(name, x.key.cfg.Name, cost)
 	}
+}
+
+// limitLabel is the metrics label of a 429's limit type.
+func limitLabel(t string) string {
+	if t == "" {
+		return metrics.LimitUnknown
+	}
+	return t
 }
 
 // noteRetry keeps the shortest positive wait seen.
@@ -357,6 +444,7 @@ func (x *exchange) failureSummary() string {
 type attemptResult struct {
 	outcome health.Outcome
 	detail  string // what went wrong, safe to show the client (no secrets)
+	class   string // the metrics error class of a failure ("" for none)
 	written bool   // the response was committed to the client: no failover
 	// measured on success, for the live statistics
 	latency time.Duration // a whole non-streaming answer
@@ -381,7 +469,7 @@ func (x *exchange) attempt(ctx context.Context, up *upstream, rs config.RouteSet
 	if upModel != model {
 		var err error
 		if body, err = sjson.SetBytes(body, "model", upModel); err != nil {
-			return attemptResult{outcome: health.ServerError, detail: "rewriting model: " + err.Error()}
+			return attemptResult{outcome: health.ServerError, class: metrics.ErrorMalformed, detail: "rewriting model: " + err.Error()}
 		}
 	}
 	actx, cancel := context.WithCancelCause(ctx)
@@ -391,7 +479,7 @@ func (x *exchange) attempt(ctx context.Context, up *upstream, rs config.RouteSet
 
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, upstreamURL(up, x.ep.op, upModel), bytes.NewReader(body))
 	if err != nil {
-		return attemptResult{outcome: health.ServerError, detail: "building request: " + err.Error()}
+		return attemptResult{outcome: health.ServerError, class: metrics.ErrorMalformed, detail: "building request: " + err.Error()}
 	}
 	x.setUpstreamHeaders(req, up)
 	sent := x.s.opts.Clock.Now()
@@ -406,12 +494,17 @@ func (x *exchange) attempt(ctx context.Context, up *upstream, rs config.RouteSet
 	if outcome.Failover() {
 		detail := fmt.Sprintf("status %d", resp.StatusCode)
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if outcome == health.RateLimited {
+		class := metrics.ErrorStatus5xx
+		switch outcome {
+		case health.RateLimited:
 			cd := x.s.opts.Limiter.RateLimited(up.cfg.Name, resp.Header, errBody)
 			x.noteRetry(cd.Wait)
-			detail = "rate limited (429)"
+			x.s.opts.Metrics.RateLimited(up.cfg.Name, limitLabel(cd.LimitType))
+			detail, class = "rate limited (429)", ""
+		case health.AuthError:
+			class = metrics.ErrorAuth
 		}
-		return attemptResult{outcome: outcome, detail: detail}
+		return attemptResult{outcome: outcome, class: class, detail: detail}
 	}
 	if outcome == health.Success {
 		x.s.opts.Limiter.Succeeded(up.cfg.Name)
@@ -439,12 +532,12 @@ func (x *exchange) transportFailure(actx context.Context, err error) attemptResu
 		return attemptResult{outcome: health.Canceled, detail: "client canceled"}
 	}
 	if errors.Is(context.Cause(actx), errFirstByteTimeout) {
-		return attemptResult{outcome: health.ServerError, detail: "first byte timeout"}
+		return attemptResult{outcome: health.ServerError, class: metrics.ErrorFirstByteTimeout, detail: "first byte timeout"}
 	}
 	if errors.Is(context.Cause(actx), errRequestTimeout) {
-		return attemptResult{outcome: health.ServerError, detail: "request timeout"}
+		return attemptResult{outcome: health.ServerError, class: metrics.ErrorTimeout, detail: "request timeout"}
 	}
-	return attemptResult{outcome: health.ServerError, detail: "connection error: " + unwrapURLError(err).Error()}
+	return attemptResult{outcome: health.ServerError, class: metrics.ErrorConnection, detail: "connection error: " + unwrapURLError(err).Error()}
 }
 
 // unwrapURLError drops the *url.Error wrapper, which repeats the URL; the
@@ -483,13 +576,13 @@ func (x *exchange) relayBody(ctx context.Context, resp *http.Response, up *upstr
 		if ctx.Err() != nil {
 			err = context.Cause(ctx)
 		}
-		return attemptResult{outcome: health.ServerError, detail: "reading response: " + err.Error()}
+		return attemptResult{outcome: health.ServerError, class: metrics.ErrorConnection, detail: "reading response: " + err.Error()}
 	}
 	if int64(len(body)) > x.s.opts.MaxResponseBytes {
-		return attemptResult{outcome: health.ServerError, detail: "response larger than " + itoa(x.s.opts.MaxResponseBytes) + " bytes"}
+		return attemptResult{outcome: health.ServerError, class: metrics.ErrorMalformed, detail: "response larger than " + itoa(x.s.opts.MaxResponseBytes) + " bytes"}
 	}
 	if outcome == health.Success && isJSON(resp.Header) && !gjson.ValidBytes(body) {
-		return attemptResult{outcome: health.ServerError, detail: "malformed upstream response (invalid JSON)"}
+		return attemptResult{outcome: health.ServerError, class: metrics.ErrorMalformed, detail: "malformed upstream response (invalid JSON)"}
 	}
 	if outcome == health.Success {
 		x.log.InputTokens, x.log.OutputTokens = bodyUsage(x.ep.usage, body)

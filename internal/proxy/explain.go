@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/limits"
 )
@@ -53,10 +54,20 @@ func (s *Server) Explain(req ExplainRequest) (*balancer.Decision, error) {
 	if key != nil {
 		keyName = key.cfg.Name
 	}
-	plan := rt.bal.Plan(balancer.Request{
+	breq := balancer.Request{
 		RequestID: "explain", Model: req.Model, Key: keyName, Session: req.Session, Stream: req.Stream, K: 1 + rt.cfg.Retries,
 		DryRun: true,
-	}, cands)
+	}
+	if req.Session != "" && rt.affinityOn {
+		breq.SessionSource = "explain"
+		if b, ok := s.opts.Affinity.Peek(affinity.Key{APIKey: keyName, Route: rt.cfg.Model, Session: req.Session}, rt.affinity); ok {
+			breq.Pinned = b.Upstream
+			if up := cat.byName[b.Upstream]; up != nil {
+				breq.Migrate = up.migrate
+			}
+		}
+	}
+	plan := rt.bal.Plan(breq, cands)
 	return &plan.Decision, nil
 }
 

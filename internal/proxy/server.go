@@ -16,10 +16,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/clock"
 	"switchyard/internal/health"
 	"switchyard/internal/limits"
+	"switchyard/internal/metrics"
 	"switchyard/internal/state"
 	"switchyard/internal/store"
 )
@@ -51,6 +53,10 @@ type Options struct {
 	KeyRPM *limits.KeyLimiter
 	// Budget bounds retries (defaults.retry_budget). Default: ratio 0.2.
 	Budget *limits.RetryBudget
+	// Affinity holds session bindings. Default: an in-process table of 10,000.
+	Affinity affinity.Store
+	// Metrics records the Prometheus series. Default: a private, unexported set.
+	Metrics *metrics.Metrics
 	// Latency, when set, returns an upstream's last probe RTT in ms (the
 	// latency the weighted-random score uses; 0 = unknown).
 	Latency func(upstream string) float64
@@ -89,6 +95,12 @@ func New(opts Options, cat *Catalog) *Server {
 	}
 	if opts.Budget == nil {
 		opts.Budget = limits.NewRetryBudget(opts.Clock, 0.2)
+	}
+	if opts.Affinity == nil {
+		opts.Affinity = affinity.NewTable(affinity.DefaultMaxEntries, opts.Clock)
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New(func() []string { return nil }, func() []string { return nil })
 	}
 	if opts.Stats == nil {
 		opts.Stats = state.NewMemory(state.DefaultWindow)

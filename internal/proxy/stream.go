@@ -14,6 +14,7 @@ import (
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
+	"switchyard/internal/metrics"
 )
 
 // maxEventBytes bounds one SSE event, so a broken upstream cannot make the
@@ -149,7 +150,7 @@ func (x *exchange) relayStream(actx context.Context, cancel context.CancelCauseF
 		}
 		if err != nil {
 			res := x.streamFailure(actx, err, "stream interrupted")
-			res.written = true
+			res.written, res.class = true, metrics.ErrorStreamInterrupted
 			if res.outcome != health.Canceled {
 				x.log.ErrorClass, x.log.Error = "stream_interrupted", res.detail
 				_, _ = x.w.Write(streamErrorEvent(x.ep.protocol, "upstream "+up.cfg.Name+": "+res.detail))
@@ -169,7 +170,16 @@ func (x *exchange) streamFailure(actx context.Context, err error, what string) a
 	if actx.Err() != nil {
 		err = context.Cause(actx) // first-byte or idle timeout, or the request deadline
 	}
-	return attemptResult{outcome: health.ServerError, detail: fmt.Sprintf("%s: %v", what, err)}
+	class := metrics.ErrorConnection
+	switch {
+	case errors.Is(err, errFirstByteTimeout):
+		class = metrics.ErrorFirstByteTimeout
+	case errors.Is(err, errRequestTimeout) || errors.Is(err, errStreamIdle):
+		class = metrics.ErrorTimeout
+	case errors.Is(err, errEventTooLarge):
+		class = metrics.ErrorMalformed
+	}
+	return attemptResult{outcome: health.ServerError, class: class, detail: fmt.Sprintf("%s: %v", what, err)}
 }
 
 // streamErrorEvent is the last event of a broken stream (DESIGN.md §3).

@@ -3,8 +3,11 @@
 // keys, routes), request logs and spend totals, and the LogWriter that moves
 // request logs from the hot path to a Store asynchronously, in batches.
 //
-// Backends live in subpackages (internal/store/sqlite, and postgres); only
-// those subpackages import a database driver.
+// Backends live in subpackages (internal/store/sqlite and
+// internal/store/postgres); only those subpackages import a database driver.
+// A backend that several instances can share also implements Watcher, which
+// reports configuration changes made by any of them. internal/store/storetest
+// is the conformance suite every backend runs.
 package store
 
 import (
@@ -24,6 +27,9 @@ var (
 	// (Key set) or without a valid hex SHA-256 (KeySHA256). The store holds
 	// only hashes of client keys; hash the secret before upserting it.
 	ErrPlaintextKey = errors.New("client key must be stored as its sha256 hash only")
+	// ErrClosed means the Store was closed: Watch returns it when the Store
+	// is closed before or while it watches.
+	ErrClosed = errors.New("store closed")
 )
 
 // Store persists configuration and request logs. Implementations are safe for
@@ -66,7 +72,9 @@ type Store interface {
 
 	// InsertRequestLogs appends logs in one transaction: either every log of
 	// the batch is stored or none is. An empty batch is a no-op. It must not
-	// retain logs after returning: the LogWriter reuses the slice.
+	// retain logs after returning: the LogWriter reuses the slice. Text the
+	// backend cannot hold (a NUL byte, invalid UTF-8) may be stored with
+	// U+FFFD in its place, but never fails the batch.
 	InsertRequestLogs(ctx context.Context, logs []RequestLog) error
 	// RecentRequestLogs returns at most limit logs, newest (by Time) first.
 	// A limit ≤ 0 returns none.
@@ -85,6 +93,30 @@ type Store interface {
 
 	// Close releases the backend. The Store must not be used afterwards.
 	Close() error
+}
+
+// Watcher is implemented by a Store whose configuration several parties may
+// change: other gateway instances sharing the database, or an operator with
+// SQL. The gateway asserts it (st.(store.Watcher)) and, when present, reloads
+// upstreams, keys and routes from the Store on every call of onChange, so that
+// an admin change made through any instance reaches every instance. A Store
+// that is not a Watcher is only ever changed through its own instance.
+type Watcher interface {
+	// Watch calls onChange after upstreams, keys or routes changed, whoever
+	// changed them (this Store included), until ctx ends; it blocks until
+	// then and returns nil. It returns an error wrapping ErrClosed when the
+	// Store is closed before or while it watches.
+	//
+	// onChange runs on Watch's goroutine, one call at a time, and should
+	// return promptly (reload and return); changes made meanwhile are not
+	// lost but coalesced into one further call. Watch also calls onChange
+	// as soon as it watches, and after it recovered from losing the
+	// database, because changes may have been missed in between: a call does
+	// not prove a change, it asks the caller to reload. A committed change
+	// is reported within 5 seconds while the database is reachable.
+	// Transient database errors are retried inside Watch and never end it.
+	// Several Watch calls may run at once on one Store.
+	Watch(ctx context.Context, onChange func()) error
 }
 
 // RequestLog is one proxied request as persisted. It never holds request or

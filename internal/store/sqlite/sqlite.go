@@ -9,6 +9,11 @@
 // exists per connection, so it gets the writer connection only, for reads too.
 // busy_timeout covers the remaining contention: other processes on the same
 // file and WAL checkpoints.
+//
+// Store also implements store.Watcher by polling a configuration change
+// counter that triggers maintain, so that a change made by another process
+// on the same file (or an operator's sqlite3 shell) is seen within
+// DefaultPollInterval.
 package sqlite
 
 import (
@@ -19,10 +24,14 @@ import (
 	"net/url"
 	"runtime"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"switchyard/internal/clock"
 	"switchyard/internal/store"
+	"switchyard/internal/store/internal/migration"
+	"switchyard/internal/store/internal/watch"
 )
 
 // busyTimeoutMS is how long a connection waits for a lock held by another
@@ -32,13 +41,21 @@ const busyTimeoutMS = 10000
 // maxReaders caps the read pool.
 const maxReaders = 4
 
-// Store is a store.Store on an SQLite database. It is safe for concurrent use.
+// Store is a store.Store and a store.Watcher on an SQLite database. It is
+// safe for concurrent use.
 type Store struct {
 	w *sql.DB // the single writer connection; all writes and migrations
 	r *sql.DB // read-only pool; == w for an in-memory database
+
+	watchers  watch.Group   // running Watch calls, stopped by Close
+	clock     clock.Clock   // drives Watch's polling
+	pollEvery time.Duration // Watch's polling period
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Watcher = (*Store)(nil)
+)
 
 // Open opens (creating when missing) the SQLite database at dsn, a file path
 // or ":memory:", and applies every pending migration. A dsn may carry the
@@ -48,7 +65,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if dsn == "" {
 		return nil, errors.New("opening sqlite store: empty dsn")
 	}
-	ms, err := loadMigrations(migrationFS, "migrations")
+	ms, err := migration.Load(migrationFS, "migrations")
 	if err != nil {
 		return nil, fmt.Errorf("opening sqlite store: %w", err)
 	}
@@ -56,7 +73,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 }
 
 // open is Open with the migrations given, for tests.
-func open(ctx context.Context, dsn string, ms []migration) (*Store, error) {
+func open(ctx context.Context, dsn string, ms []migration.Migration) (*Store, error) {
 	memory := isMemory(dsn)
 	w, err := sql.Open("sqlite", withParams(dsn, url.Values{
 		"_busy_timeout": {fmt.Sprint(busyTimeoutMS)},
@@ -74,7 +91,7 @@ func open(ctx context.Context, dsn string, ms []migration) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	s := &Store{w: w, r: w}
+	s := &Store{w: w, r: w, clock: clock.Real{}, pollEvery: DefaultPollInterval}
 	if err := w.PingContext(ctx); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("opening sqlite store %s: %w", dsn, err)
@@ -142,8 +159,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes both pools. In-flight calls finish first.
+// Close stops every Watch (they return store.ErrClosed) and closes both
+// pools. In-flight calls finish first. Close after Close returns nil.
 func (s *Store) Close() error {
+	s.watchers.Close()
 	var errs []error
 	if s.r != s.w {
 		errs = append(errs, s.r.Close())

@@ -1,0 +1,155 @@
+package admin
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+
+	"switchyard/internal/balancer"
+	"switchyard/internal/config"
+)
+
+// The live endpoints: /state, /explain, /decisions, /affinity and /usage.
+
+func (h *handler) state(w http.ResponseWriter, r *http.Request) {
+	st, err := h.b.State(r.Context())
+	if err != nil {
+		h.writeErr(w, r, "state", err)
+		return
+	}
+	if st.Upstreams == nil {
+		st.Upstreams = []UpstreamState{}
+	}
+	sort.SliceStable(st.Upstreams, func(i, j int) bool {
+		a, b := st.Upstreams[i], st.Upstreams[j]
+		if a.Tier != b.Tier {
+			return a.Tier < b.Tier
+		}
+		return a.Name < b.Name
+	})
+	fillDerived(st.Upstreams)
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (h *handler) explain(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var errs config.Errors
+	eq := ExplainQuery{Model: q.Get("model"), Session: q.Get("session"), Key: q.Get("key")}
+	if eq.Model == "" {
+		errs = append(errs, config.FieldError{Path: "model", Msg: "required"})
+	}
+	if s := q.Get("stream"); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			errs = append(errs, config.FieldError{Path: "stream", Msg: fmt.Sprintf("must be true or false, got %q", s)})
+		}
+		eq.Stream = b
+	}
+	if len(errs) > 0 {
+		h.writeErr(w, r, "explain query", errs)
+		return
+	}
+	d, err := h.b.Explain(eq)
+	if err != nil {
+		h.writeErr(w, r, "explain query", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func (h *handler) decisions(w http.ResponseWriter, r *http.Request) {
+	limit := DefaultDecisions
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			h.writeErr(w, r, "decisions query", config.Errors{{Path: "limit", Msg: fmt.Sprintf("must be an integer from 1 to %d, got %q", MaxDecisions, s)}})
+			return
+		}
+		limit = min(n, MaxDecisions)
+	}
+	ds := h.b.Decisions(limit)
+	if ds == nil {
+		ds = []*balancer.Decision{}
+	}
+	writeJSON(w, http.StatusOK, ds)
+}
+
+func (h *handler) affinity(w http.ResponseWriter, r *http.Request) {
+	session, ok := h.session(w, r)
+	if !ok {
+		return
+	}
+	bindings, err := h.b.Affinity(session)
+	if err != nil {
+		h.writeErr(w, r, "affinity query", err)
+		return
+	}
+	if bindings == nil {
+		bindings = []any{}
+	}
+	writeJSON(w, http.StatusOK, bindings)
+}
+
+func (h *handler) deleteAffinity(w http.ResponseWriter, r *http.Request) {
+	session, ok := h.session(w, r)
+	if !ok {
+		return
+	}
+	n, err := h.b.DeleteAffinity(session)
+	if err != nil {
+		h.writeErr(w, r, "affinity query", err)
+		return
+	}
+	h.log.Info("admin: affinity deleted", "session", session, "bindings", n)
+	writeJSON(w, http.StatusOK, map[string]int{"deleted": n})
+}
+
+// session reads the required ?session=, answering 400 without it.
+func (h *handler) session(w http.ResponseWriter, r *http.Request) (string, bool) {
+	s := r.URL.Query().Get("session")
+	if s == "" {
+		h.writeErr(w, r, "affinity query", config.Errors{{Path: "session", Msg: "required"}})
+		return "", false
+	}
+	return s, true
+}
+
+func (h *handler) usage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var errs config.Errors
+	uq := UsageQuery{By: q.Get("by"), Ago: DefaultUsageSince}
+	switch uq.By {
+	case "":
+		uq.By = "upstream"
+	case "upstream", "key":
+	default:
+		errs = append(errs, config.FieldError{Path: "by", Msg: fmt.Sprintf("must be upstream or key, got %q", uq.By)})
+	}
+	if s := q.Get("since"); s != "" {
+		if t, err := time.Parse(time.RFC3339, s); err == nil {
+			uq.Since, uq.Ago = t, 0
+		} else if d, err := time.ParseDuration(s); err == nil && d > 0 {
+			uq.Ago = d
+		} else {
+			errs = append(errs, config.FieldError{Path: "since", Msg: fmt.Sprintf("must be an RFC 3339 time or a positive duration such as \"24h\", got %q", s)})
+		}
+	}
+	if len(errs) > 0 {
+		h.writeErr(w, r, "usage query", errs)
+		return
+	}
+	rows, truncated, err := h.b.Usage(r.Context(), uq)
+	if err != nil {
+		h.writeErr(w, r, "usage query", err)
+		return
+	}
+	if rows == nil {
+		rows = []UsageRow{}
+	}
+	if truncated {
+		w.Header().Set("X-Switchyard-Truncated", "true")
+	}
+	writeJSON(w, http.StatusOK, rows)
+}

@@ -1,0 +1,130 @@
+package admin
+
+import (
+	"time"
+)
+
+// State is GET /state: every upstream's live state.
+type State struct {
+	// At is when the state was read (the gateway's clock).
+	At time.Time `json:"at"`
+	// WindowSeconds is the length of the recent-traffic window the *_5m
+	// counts, rates and shares cover, in seconds.
+	WindowSeconds int `json:"window_seconds"`
+	// Upstreams holds one entry per upstream, ordered by tier, then name.
+	Upstreams []UpstreamState `json:"upstreams"`
+}
+
+// UpstreamState is one upstream's live state.
+type UpstreamState struct {
+	// Name and Provider are the upstream's.
+	Name     string `json:"name"`
+	Provider string `json:"provider"`
+	// Tier is the upstream's priority; lower tiers are tried first.
+	Tier int `json:"tier"`
+	// Weight is the configured weight, 1–100.
+	Weight int `json:"weight"`
+	// SlowStart is the breaker's slow-start factor in [0.1, 1].
+	SlowStart float64 `json:"slow_start"`
+	// EffectiveWeight is Weight × SlowStart.
+	EffectiveWeight float64 `json:"effective_weight"`
+	// Active says whether the upstream takes part in routing.
+	Active bool `json:"active"`
+	// Breaker is the circuit breaker's state.
+	Breaker BreakerState `json:"breaker"`
+	// InFlight counts requests being served now; MaxConcurrency is the
+	// limit (0 = unlimited).
+	InFlight       int64 `json:"in_flight"`
+	MaxConcurrency int   `json:"max_concurrency"`
+	// QueueDepth counts requests waiting for a slot; QueueMax is the
+	// queue's bound (0 when the queue is disabled).
+	QueueDepth int `json:"queue_depth"`
+	QueueMax   int `json:"queue_max"`
+	// RPMUsed and TPMUsed count the last minute's requests and tokens;
+	// RPMLimit and TPMLimit are the configured or learned limits (0 = unknown).
+	RPMUsed  int64 `json:"rpm_used"`
+	RPMLimit int64 `json:"rpm_limit"`
+	TPMUsed  int64 `json:"tpm_used"`
+	TPMLimit int64 `json:"tpm_limit"`
+	// CooldownUntil is the end of the cooldown after a 429; null when not cooling down.
+	CooldownUntil *time.Time `json:"cooldown_until"`
+	// RateLimitReason says why the upstream is rate limited now; "" when it is not.
+	RateLimitReason string `json:"rate_limit_reason,omitempty"`
+	// LatencyMs, TTFTMs and TPS are the EWMAs of non-streaming latency,
+	// streaming time to first token (ms) and streaming tokens per second;
+	// 0 = no data.
+	LatencyMs float64 `json:"latency_ms"`
+	TTFTMs    float64 `json:"ttft_ms"`
+	TPS       float64 `json:"tps"`
+	// ProbeLatencyMs is the last active probe's round trip; 0 = none.
+	ProbeLatencyMs float64 `json:"probe_latency_ms"`
+	// Requests5m, Errors5m and RateLimited5m count, over the window, the
+	// attempts sent to the upstream, those that failed (server or auth
+	// error) and those answered 429.
+	Requests5m    int64 `json:"requests_5m"`
+	Errors5m      int64 `json:"errors_5m"`
+	RateLimited5m int64 `json:"rate_limited_5m"`
+	// ErrorRate and RateLimitedRate are Errors5m and RateLimited5m over
+	// Requests5m (0 without requests).
+	ErrorRate       float64 `json:"error_rate"`
+	RateLimitedRate float64 `json:"rate_limited_rate"`
+	// RequestsTotal counts the attempts since the gateway started (for
+	// rates over time: the dashboard's chart differentiates it).
+	RequestsTotal int64 `json:"requests_total"`
+	// Share is the upstream's part of its tier's attempts over the window;
+	// ConfiguredShare is its weight over the total weight of its tier's
+	// active upstreams (0 when inactive). Both in [0, 1].
+	Share           float64 `json:"share"`
+	ConfiguredShare float64 `json:"configured_share"`
+	// SpendTodayUSD and SpendMonthUSD are what the upstream cost in the
+	// current UTC day and month.
+	SpendTodayUSD float64 `json:"spend_today_usd"`
+	SpendMonthUSD float64 `json:"spend_month_usd"`
+}
+
+// BreakerState is a circuit breaker's state as /state shows it.
+type BreakerState struct {
+	// State is closed, open or half_open.
+	State string `json:"state"`
+	// Open means the breaker rejects a new request now.
+	Open bool `json:"open"`
+	// Reason says why it last tripped; "" if it never has.
+	Reason string `json:"reason,omitempty"`
+	// Until is when it will next let a request through; null when Open is false.
+	Until *time.Time `json:"until"`
+}
+
+// fillDerived computes each upstream's rates and its actual and configured
+// shares of its tier.
+func fillDerived(ups []UpstreamState) {
+	type tier struct{ requests, weight int64 }
+	tiers := map[int]*tier{}
+	for i := range ups {
+		u := &ups[i]
+		t := tiers[u.Tier]
+		if t == nil {
+			t = &tier{}
+			tiers[u.Tier] = t
+		}
+		t.requests += u.Requests5m
+		if u.Active {
+			t.weight += int64(u.Weight)
+		}
+		u.ErrorRate, u.RateLimitedRate = ratio(u.Errors5m, u.Requests5m), ratio(u.RateLimited5m, u.Requests5m)
+	}
+	for i := range ups {
+		u := &ups[i]
+		t := tiers[u.Tier]
+		u.Share = ratio(u.Requests5m, t.requests)
+		if u.Active {
+			u.ConfiguredShare = ratio(int64(u.Weight), t.weight)
+		}
+	}
+}
+
+func ratio(n, d int64) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / float64(d)
+}

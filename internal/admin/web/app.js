@@ -1,0 +1,399 @@
+// Switchyard admin dashboard. Plain JavaScript, no dependencies.
+//
+// It polls GET /admin/api/state and /admin/api/decisions every 2 s without
+// reloading the page, keeps the requests-per-second history in memory for the
+// chart, and edits upstreams with PATCH (active toggle, inline weight). The
+// admin token lives in sessionStorage only: never a cookie, never
+// local storage. Everything taken from the API is inserted as text, never as
+// HTML.
+'use strict';
+
+(() => {
+  const TOKEN_KEY = 'switchyard.adminToken';
+  const POLL_MS = 2000;
+  const HISTORY = 150; // points kept for the chart: 5 minutes at 2 s
+  const COLORS = ['#2557d6', '#d9480f', '#2b8a3e', '#ae3ec9', '#0c8599', '#e8590c', '#c2255c', '#5c7cfa', '#495057', '#94d82d'];
+
+  let token = sessionStorage.getItem(TOKEN_KEY) || '';
+  let timer = null;
+  let layout = ''; // tier/upstream order the table was built for
+  const rows = new Map(); // upstream name → row elements
+  const colors = new Map(); // upstream name → chart colour
+  const history = []; // [{t: ms, rates: Map(name → req/s)}]
+  let previous = null; // {t: ms, totals: Map(name → requests_total)}
+
+  const $ = (id) => document.getElementById(id);
+
+  // el builds an element: el('td', {class: 'num'}, 'text', childNode, …).
+  function el(tag, attrs, ...children) {
+    const svg = ['svg', 'g', 'line', 'polyline', 'text', 'rect', 'title'].includes(tag);
+    const e = svg ? document.createElementNS('http://www.w3.org/2000/svg', tag) : document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'text') e.textContent = v;
+      else e.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of children) {
+      if (c === undefined || c === null) continue;
+      e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return e;
+  }
+
+  // ---- API ----
+
+  class APIError extends Error {}
+
+  async function api(method, path, body) {
+    const init = { method, headers: { Authorization: 'Bearer ' + token }, cache: 'no-store' };
+    if (body !== undefined) {
+      init.headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    const res = await fetch('api/' + path, init);
+    if (res.status === 401) {
+      signOut('The admin token was refused.');
+      throw new APIError('unauthorized');
+    }
+    const data = res.status === 204 ? null : await res.json().catch(() => null);
+    if (!res.ok) {
+      let msg = (data && data.error && data.error.message) || res.status + ' ' + res.statusText;
+      const fields = (data && data.error && data.error.fields) || [];
+      if (fields.length) msg += ': ' + fields.map((f) => (f.path ? f.path + ': ' : '') + f.message).join('; ');
+      throw new APIError(msg);
+    }
+    return data;
+  }
+
+  // ---- sign in / out ----
+
+  function showApp(on) {
+    $('login').hidden = on;
+    $('app').hidden = !on;
+    $('logout').hidden = !on;
+  }
+
+  function setStatus(text, bad) {
+    const s = $('status');
+    s.textContent = text;
+    s.classList.toggle('error', !!bad);
+  }
+
+  function signOut(message) {
+    token = '';
+    sessionStorage.removeItem(TOKEN_KEY);
+    clearTimeout(timer);
+    timer = null;
+    showApp(false);
+    setStatus('signed out');
+    $('login-error').textContent = message || '';
+    $('token').value = '';
+    $('token').focus();
+  }
+
+  async function signIn(candidate) {
+    token = candidate;
+    $('login-error').textContent = '';
+    try {
+      await api('GET', 'state');
+    } catch (e) {
+      if (!(e instanceof APIError) || e.message !== 'unauthorized') {
+        token = '';
+        $('login-error').textContent = 'Cannot reach the admin API: ' + e.message;
+      }
+      return;
+    }
+    sessionStorage.setItem(TOKEN_KEY, token);
+    showApp(true);
+    poll();
+  }
+
+  // ---- formatting ----
+
+  const dash = '–';
+  const pct = (x, digits) => (x * 100).toFixed(digits || 0) + '%';
+  const ms = (x) => (x > 0 ? Math.round(x) + ' ms' : dash);
+  function count(n) {
+    if (n >= 1e6) return (n / 1e6).toFixed(1) + 'M';
+    if (n >= 1e4) return (n / 1e3).toFixed(1) + 'k';
+    return String(n);
+  }
+  const usedOf = (used, limit) => count(used) + ' / ' + (limit > 0 ? count(limit) : dash);
+  const clock = (iso) => new Date(iso).toLocaleTimeString([], { hour12: false });
+
+  // ---- upstream table ----
+
+  function layoutOf(ups) {
+    return ups.map((u) => u.tier + ':' + u.name).join(',');
+  }
+
+  function buildTable(ups) {
+    const body = $('upstreams').tBodies[0];
+    const nodes = [];
+    const tiers = new Map();
+    for (const u of ups) {
+      if (!tiers.has(u.tier)) tiers.set(u.tier, []);
+      tiers.get(u.tier).push(u);
+    }
+    rows.clear();
+    for (const [tier, list] of tiers) {
+      const header = el('td', { colspan: 15 });
+      nodes.push(el('tr', { class: 'tier', 'data-tier': tier }, header));
+      for (const u of list) {
+        const r = newRow(u.name);
+        r.tierHeader = header;
+        rows.set(u.name, r);
+        nodes.push(r.tr);
+      }
+    }
+    body.replaceChildren(...nodes);
+  }
+
+  function newRow(name) {
+    const r = {};
+    r.toggle = el('button', { type: 'button', class: 'toggle', role: 'switch', 'data-upstream': name });
+    r.toggle.addEventListener('click', () => setActive(name, r.toggle.getAttribute('aria-checked') !== 'true'));
+    r.weight = el('input', { type: 'number', min: 1, max: 100, step: 1, class: 'weight', 'aria-label': 'weight of ' + name, 'data-upstream': name });
+    r.weight.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') r.weight.blur(); if (ev.key === 'Escape') { r.weight.value = r.weight.dataset.saved; r.weight.blur(); } });
+    r.weight.addEventListener('change', () => setWeight(name, r.weight));
+    r.provider = el('span', { class: 'provider' });
+    const cell = (cls) => el('td', { class: cls });
+    r.cells = {
+      eff: cell('num'), breaker: cell(''), inflight: cell('num'), queue: cell('num'), rpm: cell('num'),
+      tpm: cell('num'), cooldown: cell('num'), latency: cell('num'), ttft: cell('num'), errors: cell('num'),
+      r429: cell('num'), share: cell('share-cell'),
+    };
+    r.shareActual = el('span', { class: 'share-actual' });
+    r.shareConfigured = el('span', { class: 'share-configured' });
+    r.fill = el('div', { class: 'fill' });
+    r.mark = el('div', { class: 'mark' });
+    r.cells.share.append(el('div', { class: 'share' },
+      el('div', { class: 'bar' }, r.fill, r.mark),
+      el('span', { class: 'text' }, r.shareActual, ' / ', r.shareConfigured)));
+    const c = r.cells;
+    r.tr = el('tr', { 'data-upstream': name },
+      el('td', {}, r.toggle),
+      el('td', { class: 'name' }, el('strong', { text: name }), r.provider),
+      el('td', { class: 'num' }, r.weight),
+      c.eff, c.breaker, c.inflight, c.queue, c.rpm, c.tpm, c.cooldown, c.latency, c.ttft, c.errors, c.r429, c.share);
+    return r;
+  }
+
+  function renderState(state) {
+    const ups = state.upstreams || [];
+    const l = layoutOf(ups);
+    if (l !== layout) {
+      buildTable(ups);
+      layout = l;
+    }
+    $('window').textContent = Math.round(state.window_seconds / 60) + ' min';
+    const at = new Date(state.at).getTime();
+    const tierInfo = new Map();
+    for (const u of ups) {
+      const t = tierInfo.get(u.tier) || { n: 0, weight: 0, requests: 0 };
+      t.n++;
+      if (u.active) t.weight += u.weight;
+      t.requests += u.requests_5m;
+      tierInfo.set(u.tier, t);
+    }
+    for (const u of ups) {
+      const r = rows.get(u.name);
+      if (!r) continue;
+      const t = tierInfo.get(u.tier);
+      r.tierHeader.textContent = 'Tier ' + u.tier + ' · ' + t.n + ' upstream' + (t.n === 1 ? '' : 's') +
+        ' · active weight ' + t.weight + ' · ' + t.requests + ' requests in the window';
+      r.tr.classList.toggle('inactive', !u.active);
+      r.toggle.setAttribute('aria-checked', String(u.active));
+      r.toggle.classList.toggle('off', !u.active);
+      r.toggle.textContent = u.active ? 'on' : 'off';
+      r.toggle.title = u.active ? 'Active: click to take it out of routing' : 'Inactive: click to route to it again';
+      r.provider.textContent = u.provider;
+      r.weight.dataset.saved = String(u.weight);
+      if (document.activeElement !== r.weight) r.weight.value = String(u.weight);
+      const c = r.cells;
+      c.eff.textContent = u.effective_weight.toFixed(u.effective_weight % 1 ? 1 : 0);
+      c.eff.title = 'weight ' + u.weight + ' × slow start ' + u.slow_start.toFixed(2);
+      const b = u.breaker || {};
+      c.breaker.replaceChildren(el('span', { class: 'badge ' + b.state, text: (b.state || '').replace('_', '-') }));
+      c.breaker.title = b.reason || '';
+      c.inflight.textContent = u.max_concurrency > 0 ? u.in_flight + ' / ' + u.max_concurrency : String(u.in_flight);
+      c.queue.textContent = u.queue_max > 0 ? u.queue_depth + ' / ' + u.queue_max : dash;
+      c.rpm.textContent = usedOf(u.rpm_used, u.rpm_limit);
+      c.tpm.textContent = usedOf(u.tpm_used, u.tpm_limit);
+      const cool = u.cooldown_until ? Math.max(0, Math.ceil((new Date(u.cooldown_until).getTime() - at) / 1000)) : 0;
+      c.cooldown.textContent = cool > 0 ? cool + ' s' : dash;
+      c.cooldown.className = 'num' + (cool > 0 ? ' warn' : '');
+      c.cooldown.title = u.rate_limit_reason || '';
+      c.latency.textContent = ms(u.latency_ms);
+      c.ttft.textContent = ms(u.ttft_ms);
+      c.ttft.title = u.tps > 0 ? Math.round(u.tps) + ' tokens/s after the first' : '';
+      c.latency.title = u.probe_latency_ms > 0 ? 'last probe ' + Math.round(u.probe_latency_ms) + ' ms' : '';
+      c.errors.textContent = u.requests_5m ? pct(u.error_rate, 1) : dash;
+      c.errors.className = 'num' + (u.error_rate >= 0.05 ? ' bad' : '');
+      c.errors.title = u.errors_5m + ' of ' + u.requests_5m + ' attempts';
+      c.r429.textContent = u.requests_5m ? pct(u.rate_limited_rate, 1) : dash;
+      c.r429.className = 'num' + (u.rate_limited_rate >= 0.05 ? ' warn' : '');
+      c.r429.title = u.rate_limited_5m + ' of ' + u.requests_5m + ' attempts';
+      r.shareActual.textContent = pct(u.share);
+      r.shareConfigured.textContent = pct(u.configured_share);
+      r.fill.style.width = (u.share * 100).toFixed(1) + '%';
+      r.mark.style.left = 'calc(' + (u.configured_share * 100).toFixed(1) + '% - 1px)';
+      r.cells.share.title = u.requests_5m + ' of the tier\'s ' + t.requests + ' attempts; configured ' + u.weight + ' of ' + t.weight;
+    }
+  }
+
+  async function setActive(name, active) {
+    $('edit-error').textContent = '';
+    try {
+      await api('PATCH', 'upstreams/' + encodeURIComponent(name), { active });
+    } catch (e) {
+      if (e.message !== 'unauthorized') $('edit-error').textContent = name + ': ' + e.message;
+    }
+    poll();
+  }
+
+  async function setWeight(name, input) {
+    const weight = Number(input.value);
+    if (String(weight) === input.dataset.saved) return;
+    $('edit-error').textContent = '';
+    try {
+      await api('PATCH', 'upstreams/' + encodeURIComponent(name), { weight });
+    } catch (e) {
+      input.value = input.dataset.saved;
+      if (e.message !== 'unauthorized') $('edit-error').textContent = name + ': ' + e.message;
+    }
+    poll();
+  }
+
+  // ---- chart ----
+
+  function record(state) {
+    const now = Date.now();
+    const totals = new Map(state.upstreams.map((u) => [u.name, u.requests_total]));
+    if (previous) {
+      const dt = (now - previous.t) / 1000;
+      if (dt > 0.2) {
+        const rates = new Map();
+        for (const [name, total] of totals) {
+          const before = previous.totals.has(name) ? previous.totals.get(name) : total;
+          rates.set(name, Math.max(0, total - before) / dt);
+        }
+        history.push({ t: now, rates });
+        if (history.length > HISTORY) history.shift();
+      } else {
+        return; // an extra poll right after an edit: keep the earlier baseline
+      }
+    }
+    previous = { t: now, totals };
+    for (const name of totals.keys()) {
+      if (!colors.has(name)) colors.set(name, COLORS[colors.size % COLORS.length]);
+    }
+  }
+
+  function niceMax(x) {
+    if (x <= 0) return 1;
+    const p = Math.pow(10, Math.floor(Math.log10(x)));
+    for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= x) return m * p;
+    return 10 * p;
+  }
+
+  function renderChart(names) {
+    const svg = $('chart');
+    const W = Math.max(300, svg.clientWidth || 1200), H = 220;
+    const L = 44, R = 12, T = 10, B = 24;
+    svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H);
+    const nodes = [];
+    let max = 0;
+    for (const p of history) for (const v of p.rates.values()) max = Math.max(max, v);
+    max = niceMax(max);
+    const y = (v) => T + (H - T - B) * (1 - v / max);
+    for (let i = 0; i <= 4; i++) {
+      const v = (max * i) / 4;
+      nodes.push(el('line', { class: 'gridline', x1: L, x2: W - R, y1: y(v), y2: y(v) }));
+      nodes.push(el('text', { class: 'axis', x: L - 6, y: y(v) + 4, 'text-anchor': 'end', text: +v.toFixed(2) }));
+    }
+    const span = HISTORY * POLL_MS;
+    const now = history.length ? history[history.length - 1].t : Date.now();
+    const x = (t) => L + (W - L - R) * (1 - (now - t) / span);
+    for (const [label, ago] of [['−5 min', span], ['−4', 0.8 * span], ['−3', 0.6 * span], ['−2', 0.4 * span], ['−1', 0.2 * span], ['now', 0]]) {
+      nodes.push(el('text', { class: 'axis', x: x(now - ago), y: H - 6, 'text-anchor': ago === span ? 'start' : ago === 0 ? 'end' : 'middle', text: label }));
+    }
+    if (history.length === 0) {
+      nodes.push(el('text', { class: 'axis', x: W / 2, y: H / 2, 'text-anchor': 'middle', text: 'collecting… (one point per poll)' }));
+    }
+    for (const name of names) {
+      const pts = history.filter((p) => p.rates.has(name)).map((p) => x(p.t).toFixed(1) + ',' + y(p.rates.get(name)).toFixed(1));
+      if (pts.length === 0) continue;
+      if (pts.length === 1) pts.unshift((L).toFixed(1) + ',' + pts[0].split(',')[1]);
+      nodes.push(el('polyline', { class: 'series', stroke: colors.get(name), points: pts.join(' ') }, el('title', { text: name })));
+    }
+    svg.replaceChildren(...nodes);
+    const legend = names.map((name) => {
+      const last = history.length ? history[history.length - 1].rates.get(name) || 0 : 0;
+      const swatch = el('span', { class: 'swatch' });
+      swatch.style.background = colors.get(name); // CSSOM: allowed by the CSP, unlike a style attribute
+      return el('span', { 'data-upstream': name }, swatch, name + ' ' + last.toFixed(1) + '/s');
+    });
+    $('legend').replaceChildren(...legend);
+  }
+
+  // ---- decisions ----
+
+  function renderDecisions(list) {
+    const body = $('decisions').tBodies[0];
+    const nodes = (list || []).map((d) => {
+      const skipped = [];
+      for (const tier of d.tiers || []) {
+        for (const c of tier.candidates || []) {
+          if (c.filter || c.reason) skipped.push(c.name + ': ' + (c.reason || c.filter));
+        }
+      }
+      return el('tr', {},
+        el('td', { text: clock(d.at) }),
+        el('td', { class: 'rid', text: d.request_id, title: d.request_id }),
+        el('td', { text: d.model }),
+        el('td', { text: d.key || dash }),
+        el('td', { text: d.strategy }),
+        el('td', {}, d.chosen ? el('strong', { text: d.chosen }) : el('span', { class: 'bad', text: 'none' })),
+        el('td', { class: 'order', text: (d.order || []).join(' → ') || dash }),
+        el('td', { class: 'reasons', text: skipped.join(' · ') || dash }));
+    });
+    if (nodes.length === 0) nodes.push(el('tr', {}, el('td', { colspan: 8, class: 'muted', text: 'No requests routed yet.' })));
+    body.replaceChildren(...nodes);
+  }
+
+  // ---- polling ----
+
+  async function poll() {
+    clearTimeout(timer);
+    timer = null;
+    if (!token) return;
+    try {
+      const [state, decisions] = await Promise.all([api('GET', 'state'), api('GET', 'decisions?limit=12')]);
+      record(state);
+      renderState(state);
+      renderChart(state.upstreams.map((u) => u.name));
+      renderDecisions(decisions);
+      setStatus('live · state as of ' + clock(state.at));
+    } catch (e) {
+      if (!token) return;
+      setStatus('update failed: ' + e.message, true);
+    }
+    if (token && timer === null) timer = setTimeout(poll, POLL_MS);
+  }
+
+  document.addEventListener('DOMContentLoaded', () => {
+    $('login-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      signIn($('token').value.trim());
+    });
+    $('logout').addEventListener('click', () => signOut(''));
+    if (token) {
+      showApp(true);
+      poll();
+    } else {
+      showApp(false);
+      $('token').focus();
+    }
+  });
+})();

@@ -1,0 +1,128 @@
+package affinity
+
+import (
+	"time"
+
+	"switchyard/internal/config"
+)
+
+// Key identifies one binding: a session of one API key on one route. The same
+// session id under another key or route is another binding (seed 000 keys its
+// map by (apiKeyId, scope, sessionId)).
+type Key struct {
+	// APIKey is the name of the client API key (keys[].name), not its secret.
+	APIKey string `json:"key"`
+	// Route is the route's model as configured (routes[].model, a glob
+	// allowed), or the requested model when it falls back to defaults.
+	Route string `json:"route"`
+	// Session is the id Extract found.
+	Session string `json:"session"`
+}
+
+// Binding is one live entry of the sticky table, as the admin API shows it.
+type Binding struct {
+	Key
+	// Upstream is the name of the bound upstream.
+	Upstream string `json:"upstream"`
+	// CreatedAt is when the session was bound to Upstream. Rebinding to the
+	// same upstream keeps it; rebinding to another resets it.
+	CreatedAt time.Time `json:"created_at"`
+	// LastUsed is the last Get hit or Bind.
+	LastUsed time.Time `json:"last_used"`
+	// ExpiresAt is when the binding expires unless used again: the earlier of
+	// LastUsed + Policy.Sliding and CreatedAt + Policy.Absolute. Zero when
+	// neither limit applies.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+}
+
+// Policy holds the TTLs of one route. Pass it on every call so that per-route
+// overrides and configuration reloads apply at once.
+type Policy struct {
+	// Sliding expires a binding unused for this long (idle expiry). ≤ 0
+	// disables the limit. Default 5m.
+	Sliding time.Duration
+	// Absolute expires a binding this long after it was made to its current
+	// upstream, however often it is used, so that a session is never stuck on
+	// one upstream for ever. ≤ 0 disables the limit. Default 30m.
+	Absolute time.Duration
+}
+
+// DefaultPolicy holds the TTLs of DESIGN.md §2: sliding 5m, absolute 30m.
+var DefaultPolicy = Policy{Sliding: 5 * time.Minute, Absolute: 30 * time.Minute}
+
+// DefaultMaxEntries is the default bound of a Table (affinity.max_entries).
+const DefaultMaxEntries = 10000
+
+// PolicyFor resolves a route's affinity settings: the route's overrides where
+// set (non-nil Enabled, non-zero TTLs), the global block otherwise.
+func PolicyFor(global config.Affinity, route config.RouteAffinity) (pol Policy, enabled bool) {
+	pol = Policy{Sliding: global.SlidingTTL, Absolute: global.AbsoluteTTL}
+	if route.SlidingTTL != 0 {
+		pol.Sliding = route.SlidingTTL
+	}
+	if route.AbsoluteTTL != 0 {
+		pol.Absolute = route.AbsoluteTTL
+	}
+	enabled = global.Enabled
+	if route.Enabled != nil {
+		enabled = *route.Enabled
+	}
+	return pol, enabled
+}
+
+// expired reports whether a binding created at created and last used at
+// lastUsed has expired at now under p: idle for Sliding or more, or Absolute
+// or more since it was made.
+func (p Policy) expired(created, lastUsed, now time.Time) bool {
+	return p.Sliding > 0 && now.Sub(lastUsed) >= p.Sliding ||
+		p.Absolute > 0 && now.Sub(created) >= p.Absolute
+}
+
+// expiresAt returns when a binding expires under p unless used again, or the
+// zero time when neither limit applies.
+func (p Policy) expiresAt(created, lastUsed time.Time) time.Time {
+	var at time.Time
+	if p.Sliding > 0 {
+		at = lastUsed.Add(p.Sliding)
+	}
+	if p.Absolute > 0 {
+		if abs := created.Add(p.Absolute); at.IsZero() || abs.Before(at) {
+			at = abs
+		}
+	}
+	return at
+}
+
+// Store is the sticky table the gateway uses: Table in process, a Redis
+// implementation when state is shared between instances (DESIGN.md §7).
+//
+// The proxy calls Get (or the explain endpoint Peek) once per request that
+// carries a session id, before planning, and Bind after a successful
+// response; the admin API calls Lookup and DeleteSession. Implementations are
+// safe for concurrent use and must return quickly: affinity is an
+// optimisation, so an implementation that cannot reach its backend treats
+// the call as a miss (or a no-op) rather than failing the request.
+//
+// A binding whose upstream is unavailable is not deleted by the gateway; it
+// simply is not used for that request (seed 000). Only expiry, LRU eviction,
+// a Bind to another upstream and DeleteSession end a binding.
+type Store interface {
+	// Get returns the upstream bound to k if the binding is live under pol,
+	// and marks it used (sliding TTL and LRU recency). An expired binding is
+	// removed and reported as a miss. Hits and misses count in the stats.
+	Get(k Key, pol Policy) (upstream string, ok bool)
+	// Peek returns the binding of k if it is live under pol, without marking
+	// it used, removing it or counting it: for /admin/api/explain.
+	Peek(k Key, pol Policy) (Binding, bool)
+	// Bind binds k to upstream and marks it used. Rebinding to the same
+	// upstream keeps the creation time (the absolute TTL keeps running);
+	// binding to another upstream, or rebinding an expired binding, starts
+	// a new one. An empty session or upstream is ignored.
+	Bind(k Key, upstream string, pol Policy)
+	// DeleteSession removes every binding of session, under every key and
+	// route, and returns how many live ones it removed.
+	DeleteSession(session string) int
+	// Lookup returns the live bindings of session, under every key and route,
+	// ordered by route then key; never nil.
+	Lookup(session string) []Binding
+}

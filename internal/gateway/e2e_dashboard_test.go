@@ -1,0 +1,280 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"switchyard/internal/clock"
+	"switchyard/internal/config"
+	"switchyard/internal/mock"
+)
+
+// updateScreenshotEnv, set to 1, makes TestDashboardInBrowser rewrite
+// docs/dashboard.png.
+const updateScreenshotEnv = "SWITCHYARD_UPDATE_SCREENSHOT"
+
+// chromiumPath returns the first Chromium-family browser on PATH, or "".
+func chromiumPath() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// shiftClock is the wall clock plus an offset the test moves forward, so
+// that the gateway's five-minute traffic window can be emptied at once while
+// real timers, latencies and the mocks keep real time.
+type shiftClock struct{ offset atomic.Int64 }
+
+var _ clock.Clock = (*shiftClock)(nil)
+
+func (c *shiftClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+func (c *shiftClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+func (c *shiftClock) AfterFunc(d time.Duration, f func()) clock.Timer { return time.AfterFunc(d, f) }
+
+// Skip moves the clock forward by d.
+func (c *shiftClock) Skip(d time.Duration) { c.offset.Add(int64(d)) }
+
+// traffic sends chat requests (every fourth one streamed) from a few
+// workers until stopped. Pause waits for the requests in flight and holds
+// new ones back until the returned resume is called.
+type traffic struct {
+	gate   sync.RWMutex // held for reading by each request, for writing by pause
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+	sent   atomic.Int64
+}
+
+func startTraffic(e *env, workers int, every time.Duration) *traffic {
+	ctx, cancel := context.WithCancel(context.Background())
+	tr := &traffic{cancel: cancel}
+	for w := range workers {
+		tr.done.Add(1)
+		go func() {
+			defer tr.done.Done()
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			for i := 0; ; i++ {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+				stream := (i+w)%4 == 0
+				body := fmt.Sprintf(`{"model":"gpt-4o","stream":%t,"messages":[{"role":"user","content":"hello %d"}]}`, stream, i)
+				tr.gate.RLock()
+				req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL+chatPath, strings.NewReader(body))
+				if err == nil {
+					req.Header.Set("Authorization", "Bearer "+testKey)
+					req.Header.Set("Content-Type", "application/json")
+					if resp, err := http.DefaultClient.Do(req); err == nil {
+						_, _ = io.Copy(io.Discard, resp.Body)
+						_ = resp.Body.Close()
+						tr.sent.Add(1)
+					}
+				}
+				tr.gate.RUnlock()
+			}
+		}()
+	}
+	return tr
+}
+
+func (tr *traffic) pause() (resume func()) {
+	tr.gate.Lock()
+	return tr.gate.Unlock
+}
+
+func (tr *traffic) stop() {
+	tr.cancel()
+	tr.done.Wait()
+}
+
+// TestDashboardInBrowser drives the dashboard in headless Chromium against a
+// gateway with live traffic: it signs in, sees every upstream, switches one
+// off with a click and watches its share fall to 0%, edits a weight inline,
+// and checks the page raised no error (CSP included) and kept the token in
+// sessionStorage only. With SWITCHYARD_UPDATE_SCREENSHOT=1 it saves a
+// full-page screenshot to docs/dashboard.png.
+func TestDashboardInBrowser(t *testing.T) {
+	bin := chromiumPath()
+	if bin == "" {
+		t.Skip("no chromium binary on PATH: skipping the browser test (CI installs chromium; locally: apt-get install chromium)")
+	}
+	clk := &shiftClock{}
+	_, mainURL := startMock(t, "openai-main", mock.Behavior{Latency: 25 * time.Millisecond, TTFT: 40 * time.Millisecond, TPS: 400})
+	_, backupURL := startMock(t, "openai-backup", mock.Behavior{Latency: 60 * time.Millisecond, TTFT: 90 * time.Millisecond, TPS: 200})
+	_, azureURL := startMock(t, "azure-east", mock.Behavior{Latency: 35 * time.Millisecond, TTFT: 55 * time.Millisecond, TPS: 300, ErrorRate: 0.02})
+	_, fallbackURL := startMock(t, "anthropic-fallback", mock.Behavior{Latency: 80 * time.Millisecond})
+	ups := []config.Upstream{
+		upstreamAt("openai-main", config.ProviderOpenAI, mainURL, 0, "gpt-4o"),
+		upstreamAt("openai-backup", config.ProviderOpenAI, backupURL, 0, "gpt-4o"),
+		upstreamAt("azure-east", config.ProviderOpenAICompatible, azureURL, 0, "gpt-4o"),
+		upstreamAt("fallback", config.ProviderOpenAICompatible, fallbackURL, 1, "gpt-4o"),
+	}
+	ups[0].Weight, ups[1].Weight, ups[2].Weight = 3, 2, 2
+	ups[0].RateLimit.RPM, ups[0].RateLimit.TPM = 1500, 200000
+	ups[2].MaxConcurrency, ups[2].Queue.Enabled = 8, true
+	e := startGateway(t, spec{upstreams: ups, edit: withAdmin, clock: clk})
+	tr := startTraffic(e, 2, 150*time.Millisecond) // about 13 requests/s
+	defer tr.stop()
+
+	update := os.Getenv(updateScreenshotEnv) == "1"
+	timeout := 90 * time.Second
+	if update {
+		timeout = 3 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(bin),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 800),
+	)
+	defer cancelAlloc()
+	tab, cancelTab := chromedp.NewContext(allocCtx)
+	defer cancelTab()
+
+	var problemsMu sync.Mutex
+	var problems []string
+	if err := chromedp.Listen(tab, func(ev any) {
+		problemsMu.Lock()
+		defer problemsMu.Unlock()
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			problems = append(problems, "exception: "+ev.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			// A 401 answer is logged by the network source: that one is expected.
+			if ev.Entry.Level == log.EntryLevelError && ev.Entry.Source != log.EntrySourceNetwork {
+				problems = append(problems, string(ev.Entry.Source)+": "+ev.Entry.Text)
+			}
+		}
+	}); err != nil {
+		t.Fatalf("starting chromium %s: %v", bin, err)
+	}
+
+	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(tab, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	waitFor := func(what, js string, limit time.Duration) {
+		t.Helper()
+		if _, err := chromedp.Run(tab, chromedp.Poll[bool](js, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(limit))); err != nil {
+			text, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.body.innerText`))
+			t.Fatalf("waiting until %s: %v\npage text:\n%s", what, err, text)
+		}
+	}
+	wait := func(what, js string) {
+		t.Helper()
+		waitFor(what, js, 30*time.Second)
+	}
+	eval := func(js string) string {
+		t.Helper()
+		v, err := chromedp.Run(tab, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("evaluating %s: %v", js, err)
+		}
+		return v
+	}
+	share := func(name string) string {
+		return fmt.Sprintf(`(document.querySelector('tr[data-upstream="%s"] .share-actual') || {}).textContent`, name)
+	}
+
+	// A wrong token is refused, the right one signs in.
+	do("opening the dashboard", chromedp.Navigate(e.URL+"/admin/"), chromedp.WaitVisible(chromedp.ID("token")))
+	do("signing in with a wrong token", chromedp.SendKeys(chromedp.ID("token"), "not-the-token"), chromedp.Click(chromedp.ID("login-button")))
+	wait("the wrong token is refused", `document.getElementById('login-error').textContent.includes('refused') && document.getElementById('app').hidden`)
+	do("signing in", chromedp.SendKeys(chromedp.ID("token"), adminToken), chromedp.Click(chromedp.ID("login-button")))
+	wait("every upstream has a row", `document.querySelectorAll('#upstreams tbody tr[data-upstream]').length === 4`)
+	rows := eval(`Array.from(document.querySelectorAll('#upstreams tbody tr[data-upstream]')).map(r => r.dataset.upstream).join(',')`)
+	if rows != "azure-east,openai-backup,openai-main,fallback" {
+		t.Fatalf("rows %s, want tier 0 by name, then tier 1", rows)
+	}
+	if tiers := eval(`Array.from(document.querySelectorAll('#upstreams tr.tier')).map(r => r.textContent.split(' · ')[0]).join(',')`); tiers != "Tier 0,Tier 1" {
+		t.Fatalf("tier headers %q", tiers)
+	}
+	if got := eval(`sessionStorage.getItem('switchyard.adminToken') + '|' + localStorage.length + '|' + document.cookie`); got != adminToken+"|0|" {
+		t.Fatalf("token storage %q, want it in sessionStorage only", got)
+	}
+	wait("the decisions table fills", `document.querySelectorAll('#decisions tbody td.order').length > 0`)
+
+	// Switch openai-backup off with a click; once the window holds only
+	// traffic after the change, its share is 0%.
+	wait("openai-backup gets a share", share("openai-backup")+` !== undefined && `+share("openai-backup")+` !== '0%'`)
+	do("switching openai-backup off", chromedp.Click(chromedp.CSS(`button.toggle[data-upstream="openai-backup"]`)))
+	wait("the toggle shows off", `document.querySelector('button.toggle[data-upstream="openai-backup"]').getAttribute('aria-checked') === 'false'`)
+	if r := e.mustAdmin(t, "GET", "/upstreams/openai-backup", "", http.StatusOK); !strings.Contains(string(r.body), `"active":false`) {
+		t.Fatalf("after the click the upstream is %s", r.body)
+	}
+	resume := tr.pause()
+	clk.Skip(6 * time.Minute) // the traffic before the click leaves the window
+	resume()
+	wait("openai-backup's share falls to 0% while the others take the traffic",
+		share("openai-backup")+` === '0%' && !['0%', '', undefined].includes(`+share("openai-main")+`)`)
+	if got := eval(`document.querySelector('tr[data-upstream="openai-backup"]').className`); !strings.Contains(got, "inactive") {
+		t.Fatalf("the inactive row has class %q", got)
+	}
+
+	// An inline weight edit is a PATCH.
+	weight := chromedp.CSS(`input.weight[data-upstream="azure-east"]`)
+	// Focused, the field is no longer refreshed by the polls; empty it, then type.
+	eval(`(() => { const i = document.querySelector('input.weight[data-upstream="azure-east"]'); i.focus(); i.value = ''; return 'ok'; })()`)
+	do("editing azure-east's weight", chromedp.SendKeys(weight, "4\r"))
+	wait("the new weight is in force", `document.querySelector('tr[data-upstream="azure-east"] td:nth-child(4)').title.startsWith('weight 4 ')`)
+	if r := e.mustAdmin(t, "GET", "/upstreams/azure-east", "", http.StatusOK); !strings.Contains(string(r.body), `"weight":4`) {
+		t.Fatalf("after the edit the upstream is %s", r.body)
+	}
+
+	if update {
+		// Let the chart collect a minute of history first.
+		waitFor("the chart has history", `(() => { const l = document.querySelector('#chart polyline'); return !!l && l.points.length >= 30; })()`, 2*time.Minute)
+		png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("taking the screenshot: %v", err)
+		}
+		out := filepath.Join("..", "..", "docs", "dashboard.png")
+		if err := os.WriteFile(out, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s (%d bytes)", out, len(png))
+	}
+
+	problemsMu.Lock()
+	defer problemsMu.Unlock()
+	if len(problems) > 0 {
+		t.Fatalf("the page reported problems:\n%s", strings.Join(problems, "\n"))
+	}
+	if tr.sent.Load() == 0 {
+		t.Fatal("no traffic was sent")
+	}
+}

@@ -1,0 +1,90 @@
+package metrics
+
+import (
+	"math"
+	"time"
+)
+
+// Request records one answered client request: upstream is the upstream
+// that served its last attempt ("" when none was reached), model the client
+// model name, status the status sent to the client and dur the time from
+// arrival to the last byte. It increments switchyard_requests_total and
+// observes switchyard_request_duration_seconds.
+func (m *Metrics) Request(upstream, model string, status int, stream bool, dur time.Duration) {
+	u, s := m.upstream(upstream), boolLabel(stream)
+	m.requestsC.get([4]string{u, m.model(model), codeClass(status), s}).Inc()
+	m.durationC.get([2]string{u, s}).Observe(dur.Seconds())
+}
+
+// Attempt records one attempt sent to upstream and its outcome class: one of
+// the Outcome constants (the names of health.Outcome); anything else is
+// recorded as "other".
+func (m *Metrics) Attempt(upstream, outcome string) {
+	m.attemptsC.get([2]string{m.upstream(upstream), outcomeLabel(outcome)}).Inc()
+}
+
+// Retry records one attempt after the first within a client request, for
+// route (the configured route or model name).
+func (m *Metrics) Retry(route string) {
+	m.retriesC.get([1]string{m.route(route)}).Inc()
+}
+
+// UpstreamError records one failure of upstream by class: one of the Error
+// constants; anything else is recorded as "other".
+func (m *Metrics) UpstreamError(upstream, class string) {
+	m.upErrorsC.get([2]string{m.upstream(upstream), errorClassLabel(class)}).Inc()
+}
+
+// RateLimited records one 429 from upstream and the limit it reports:
+// LimitRequests, LimitTokens or LimitUnknown ("" counts as LimitUnknown,
+// anything else as "other").
+func (m *Metrics) RateLimited(upstream, limitType string) {
+	m.rateLimitedC.get([2]string{m.upstream(upstream), limitTypeLabel(limitType)}).Inc()
+}
+
+// TTFT observes the time to first token of one attempt on upstream.
+func (m *Metrics) TTFT(upstream string, d time.Duration) {
+	m.ttftC.get([1]string{m.upstream(upstream)}).Observe(d.Seconds())
+}
+
+// Tokens adds the input and output tokens an upstream reported for one
+// request of the client model. Counts of 0 or less are ignored.
+func (m *Metrics) Tokens(upstream, model string, in, out int64) {
+	if in <= 0 && out <= 0 {
+		return
+	}
+	p := m.tokensC.get([2]string{m.upstream(upstream), m.model(model)})
+	if in > 0 {
+		p.in.Add(float64(in))
+	}
+	if out > 0 {
+		p.out.Add(float64(out))
+	}
+}
+
+// Spend adds the cost in US dollars of one request served by upstream for
+// the client key named key (its configured name, never its secret; see
+// WithKeys). A cost that is not a positive finite number is ignored.
+func (m *Metrics) Spend(upstream, key string, usd float64) {
+	if !(usd > 0) || math.IsInf(usd, 1) {
+		return
+	}
+	m.spendC.get([2]string{m.upstream(upstream), m.key(key)}).Add(usd)
+}
+
+// Selection records one routing decision for route that placed upstream
+// first.
+func (m *Metrics) Selection(route, upstream string) {
+	m.selectionsC.get([2]string{m.route(route), m.upstream(upstream)}).Inc()
+}
+
+// Affinity records one session-affinity lookup by result: one of the
+// Affinity constants; anything else is recorded as "other".
+func (m *Metrics) Affinity(result string) {
+	m.affinity[affinityIndex(result)].Inc()
+}
+
+// DroppedLogs adds n request logs dropped because the store's write queue was
+// full. It adds to the value of the SetDroppedLogs hook, if any; a gateway
+// uses one or the other.
+func (m *Metrics) DroppedLogs(n uint64) { m.dropped.Add(n) }

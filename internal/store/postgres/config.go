@@ -1,0 +1,190 @@
+package postgres
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"switchyard/internal/config"
+	"switchyard/internal/store"
+)
+
+// UpsertUpstream inserts or replaces the upstream named u.Name. The API key
+// is kept in its own column, not in the JSON spec.
+func (s *Store) UpsertUpstream(ctx context.Context, u config.Upstream) error {
+	if u.Name == "" {
+		return errors.New("upserting upstream: empty name")
+	}
+	apiKey := u.APIKey
+	u.APIKey = ""
+	spec, err := json.Marshal(u)
+	if err != nil {
+		return fmt.Errorf("upserting upstream %q: encoding: %w", u.Name, err)
+	}
+	const q = `INSERT INTO upstreams (name, provider, base_url, priority, weight, active, api_key, spec)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (name) DO UPDATE SET
+			provider = excluded.provider, base_url = excluded.base_url,
+			priority = excluded.priority, weight = excluded.weight, active = excluded.active,
+			api_key = excluded.api_key, spec = excluded.spec,
+			updated_at = clock_timestamp()`
+	if _, err := s.pool.Exec(ctx, q, u.Name, u.Provider, u.BaseURL, u.Priority, u.Weight, u.Active, apiKey, spec); err != nil {
+		return fmt.Errorf("upserting upstream %q: %w", u.Name, err)
+	}
+	return nil
+}
+
+// DeleteUpstream removes the named upstream; store.ErrNotFound when absent.
+func (s *Store) DeleteUpstream(ctx context.Context, name string) error {
+	return s.delete(ctx, `DELETE FROM upstreams WHERE name = $1`, "upstream", name)
+}
+
+// ListUpstreams returns every upstream, API keys included, ordered by name.
+func (s *Store) ListUpstreams(ctx context.Context) ([]config.Upstream, error) {
+	rows, err := s.pool.Query(ctx, `SELECT name, api_key, spec FROM upstreams ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("listing upstreams: %w", err)
+	}
+	out := []config.Upstream{}
+	var (
+		name, apiKey string
+		spec         []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&name, &apiKey, &spec}, func() error {
+		var u config.Upstream
+		if err := json.Unmarshal(spec, &u); err != nil {
+			return fmt.Errorf("decoding %q: %w", name, err)
+		}
+		u.Name, u.APIKey = name, apiKey
+		out = append(out, u)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing upstreams: %w", err)
+	}
+	return out, nil
+}
+
+// UpsertKey inserts or replaces the client key named k.Name. It returns
+// store.ErrPlaintextKey, storing nothing, unless k.Key is empty and
+// k.KeySHA256 is a hex SHA-256 (64 hex digits).
+func (s *Store) UpsertKey(ctx context.Context, k config.Key) error {
+	if k.Key != "" {
+		return fmt.Errorf("upserting key %q: plaintext secret given: %w", k.Name, store.ErrPlaintextKey)
+	}
+	if b, err := hex.DecodeString(k.KeySHA256); err != nil || len(b) != 32 {
+		return fmt.Errorf("upserting key %q: key_sha256 must be 64 hex digits: %w", k.Name, store.ErrPlaintextKey)
+	}
+	if k.Name == "" {
+		return errors.New("upserting key: empty name")
+	}
+	spec, err := json.Marshal(k)
+	if err != nil {
+		return fmt.Errorf("upserting key %q: encoding: %w", k.Name, err)
+	}
+	const q = `INSERT INTO keys (name, key_sha256, rpm, spec) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (name) DO UPDATE SET
+			key_sha256 = excluded.key_sha256, rpm = excluded.rpm, spec = excluded.spec,
+			updated_at = clock_timestamp()`
+	if _, err := s.pool.Exec(ctx, q, k.Name, k.KeySHA256, k.RPM, spec); err != nil {
+		return fmt.Errorf("upserting key %q: %w", k.Name, err)
+	}
+	return nil
+}
+
+// DeleteKey removes the named client key; store.ErrNotFound when absent.
+func (s *Store) DeleteKey(ctx context.Context, name string) error {
+	return s.delete(ctx, `DELETE FROM keys WHERE name = $1`, "key", name)
+}
+
+// ListKeys returns every client key (hashes only), ordered by name.
+func (s *Store) ListKeys(ctx context.Context) ([]config.Key, error) {
+	rows, err := s.pool.Query(ctx, `SELECT name, key_sha256, spec FROM keys ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("listing keys: %w", err)
+	}
+	out := []config.Key{}
+	var (
+		name, hash string
+		spec       []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&name, &hash, &spec}, func() error {
+		var k config.Key
+		if err := json.Unmarshal(spec, &k); err != nil {
+			return fmt.Errorf("decoding %q: %w", name, err)
+		}
+		k.Name, k.KeySHA256, k.Key = name, hash, ""
+		out = append(out, k)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing keys: %w", err)
+	}
+	return out, nil
+}
+
+// UpsertRoute inserts or replaces the route for r.Model.
+func (s *Store) UpsertRoute(ctx context.Context, r config.Route) error {
+	if r.Model == "" {
+		return errors.New("upserting route: empty model")
+	}
+	spec, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("upserting route %q: encoding: %w", r.Model, err)
+	}
+	const q = `INSERT INTO routes (model, strategy, retries, spec) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (model) DO UPDATE SET
+			strategy = excluded.strategy, retries = excluded.retries, spec = excluded.spec,
+			updated_at = clock_timestamp()`
+	if _, err := s.pool.Exec(ctx, q, r.Model, r.Strategy, r.Retries, spec); err != nil {
+		return fmt.Errorf("upserting route %q: %w", r.Model, err)
+	}
+	return nil
+}
+
+// DeleteRoute removes the route for model; store.ErrNotFound when absent.
+func (s *Store) DeleteRoute(ctx context.Context, model string) error {
+	return s.delete(ctx, `DELETE FROM routes WHERE model = $1`, "route", model)
+}
+
+// ListRoutes returns every route, ordered by model.
+func (s *Store) ListRoutes(ctx context.Context) ([]config.Route, error) {
+	rows, err := s.pool.Query(ctx, `SELECT model, spec FROM routes ORDER BY model`)
+	if err != nil {
+		return nil, fmt.Errorf("listing routes: %w", err)
+	}
+	out := []config.Route{}
+	var (
+		model string
+		spec  []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&model, &spec}, func() error {
+		var r config.Route
+		if err := json.Unmarshal(spec, &r); err != nil {
+			return fmt.Errorf("decoding %q: %w", model, err)
+		}
+		r.Model = model
+		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing routes: %w", err)
+	}
+	return out, nil
+}
+
+// delete runs a single-row DELETE and maps "no row" to store.ErrNotFound.
+func (s *Store) delete(ctx context.Context, q, kind, id string) error {
+	tag, err := s.pool.Exec(ctx, q, id)
+	if err != nil {
+		return fmt.Errorf("deleting %s %q: %w", kind, id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("deleting %s %q: %w", kind, id, store.ErrNotFound)
+	}
+	return nil
+}
