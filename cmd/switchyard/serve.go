@@ -87,7 +87,7 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, l
 	addr := ln.Addr().String()
 	logger.Info("switchyard serving", "addr", addr, "upstreams", len(cfg.Upstreams), "version", version)
 	if demo {
-		printDemo(out, addr)
+		printDemo(out, addr, cfg.Admin.Token)
 	}
 	serveErr := g.Serve(ctx, ln, grace)
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -95,11 +95,13 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, l
 	return errors.Join(serveErr, g.Close(closeCtx))
 }
 
-func printDemo(out interface{ Write([]byte) (int, error) }, addr string) {
+func printDemo(out interface{ Write([]byte) (int, error) }, addr, adminToken string) {
 	fmt.Fprintf(out, `
 Switchyard demo is serving on http://%[1]s
   client key: %[2]s
   models:     %[3]s (3 mock upstreams, 2 tiers), %[4]s (Anthropic Messages API)
+  dashboard:  http://%[1]s/admin/  (admin token: %[5]s)
+  metrics:    http://%[1]s/metrics
 
 Try it:
   curl -s http://%[1]s/v1/chat/completions \
@@ -107,7 +109,7 @@ Try it:
     -d '{"model":"%[3]s","messages":[{"role":"user","content":"Hello!"}]}'
 
 Press Ctrl-C to stop.
-`, addr, gateway.DemoKey, gateway.DemoOpenAIModel, gateway.DemoAnthropicModel)
+`, addr, gateway.DemoKey, gateway.DemoOpenAIModel, gateway.DemoAnthropicModel, adminToken)
 }
 
 // newLogger returns a JSON logger on stderr at level.

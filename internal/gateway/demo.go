@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,6 +63,7 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 	cfg.Store.DSN = filepath.Join(dir, "switchyard.db")
 	cfg.Health.Interval = 0 // the mocks are in-process; nothing to probe
 	cfg.Keys = []config.Key{{Name: "demo", Key: DemoKey, SpendLimit: config.SpendLimit{Period: "month"}}}
+	cfg.Admin.Token = "sy-admin-" + rand.Text()
 	up := func(name, provider, mockName string, models []string, weight, priority int) config.Upstream {
 		u := config.DefaultUpstream()
 		u.Name, u.Provider, u.BaseURL, u.APIKey = name, provider, urls[mockName]+"/v1", "sk-demo-"+name

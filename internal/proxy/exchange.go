@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -372,8 +373,8 @@ func (d dispatched) finish(x *exchange, res attemptResult) {
 		d.resv.Commit(0) // the request counted; its tokens did not
 		return
 	}
-	if res.ttft > 0 {
-		o.Metrics.TTFT(name, res.ttft)
+	if ttft := cmp.Or(res.ttft, res.headers); ttft > 0 {
+		o.Metrics.TTFT(name, ttft)
 	}
 	in, out := x.log.InputTokens, x.log.OutputTokens
 	d.resv.Commit(in + out)
@@ -450,6 +451,7 @@ type attemptResult struct {
 	latency time.Duration // a whole non-streaming answer
 	ttft    time.Duration // a stream's first event
 	tps     float64       // a stream's output tokens per second after the first event
+	headers time.Duration // a non-streaming answer's response headers: its TTFT for metrics only
 }
 
 // sample is what the attempt tells the live statistics.
@@ -488,6 +490,7 @@ func (x *exchange) attempt(ctx context.Context, up *upstream, rs config.RouteSet
 		return x.transportFailure(actx, err)
 	}
 	defer resp.Body.Close()
+	headers := x.s.opts.Clock.Now().Sub(sent)
 
 	x.s.opts.Limiter.ObserveHeaders(up.cfg.Name, resp.Header)
 	outcome := classify(resp.StatusCode)
@@ -514,7 +517,9 @@ func (x *exchange) attempt(ctx context.Context, up *upstream, rs config.RouteSet
 		return x.relayStream(actx, cancel, firstByte, resp, up, rs, sent)
 	}
 	firstByte.Stop()
-	return x.relayBody(actx, resp, up, outcome, sent)
+	res := x.relayBody(actx, resp, up, outcome, sent)
+	res.headers = headers
+	return res
 }
 
 // setUpstreamHeaders copies the client's headers and adds the upstream's auth.
