@@ -137,30 +137,30 @@ type adminBackend struct{ g *Gateway }
 
 var _ admin.Backend = adminBackend{}
 
-// loadConfig reads what the store holds.
-func (g *Gateway) loadConfig(ctx context.Context) ([]config.Upstream, []config.Key, []config.Route, error) {
-	ups, err := g.store.ListUpstreams(ctx)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("loading upstreams: %w", err)
+// loadConfig reads what the store holds, under the file's defaults and
+// affinity settings.
+func (g *Gateway) loadConfig(ctx context.Context) (config.Config, error) {
+	c := config.Config{Defaults: g.cfg.Defaults, Affinity: g.cfg.Affinity}
+	var err error
+	if c.Upstreams, err = g.store.ListUpstreams(ctx); err != nil {
+		return config.Config{}, fmt.Errorf("loading upstreams: %w", err)
 	}
-	keys, err := g.store.ListKeys(ctx)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("loading keys: %w", err)
+	if c.Keys, err = g.store.ListKeys(ctx); err != nil {
+		return config.Config{}, fmt.Errorf("loading keys: %w", err)
 	}
-	routes, err := g.store.ListRoutes(ctx)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("loading routes: %w", err)
+	if c.Routes, err = g.store.ListRoutes(ctx); err != nil {
+		return config.Config{}, fmt.Errorf("loading routes: %w", err)
 	}
-	return ups, keys, routes, nil
+	return c, nil
 }
 
-// fitErrors validates the configuration the store would hold after a change
-// and returns the problems of the changed element, the one at prefix
+// fitErrors validates c, the configuration the store would hold after a
+// change, and returns the problems of the changed element, the one at prefix
 // ("upstreams[3]"), with paths relative to it: a duplicate secret, an
 // allowed upstream that does not exist, a fallback model nobody serves.
 // Problems of other elements are not the change's and are left out.
-func (g *Gateway) fitErrors(ups []config.Upstream, keys []config.Key, routes []config.Route, prefix string) error {
-	c := config.Config{Defaults: g.cfg.Defaults, Affinity: g.cfg.Affinity, Upstreams: ups, Keys: keys, Routes: routes}
+func fitErrors(c config.Config, prefix string) error {
+	ups, keys, routes := c.Upstreams, c.Keys, c.Routes
 	// Messages name other elements by index ("same secret as keys[0]"),
 	// which means nothing to an API client: name them instead.
 	name := func(ref string) string {
@@ -205,6 +205,138 @@ func notFound(err error, what string) error {
 	return fmt.Errorf("deleting %s: %w", what, err)
 }
 
+// elementKind describes one kind of configuration element (upstream, key,
+// route) to the admin API's shared edit flow: putElement, createElement,
+// updateElement and deleteElement.
+type elementKind[T any] struct {
+	noun   string                                           // "upstream", in messages
+	one    string                                           // "an upstream", in messages
+	list   string                                           // "upstreams", the list in validation paths
+	id     func(T) string                                   // the element's natural id (its name or model)
+	elems  func(*config.Config) *[]T                        // the kind's list in a configuration
+	upsert func(store.Store, context.Context, T) error      // stores an element
+	remove func(store.Store, context.Context, string) error // deletes an element by id
+	// forget, when set, drops what the gateway keeps about a deleted
+	// element beyond the routing table. It is called with editMu held.
+	forget func(g *Gateway, id string)
+}
+
+var (
+	upstreamKind = elementKind[config.Upstream]{
+		noun: "upstream", one: "an upstream", list: "upstreams",
+		id:     func(u config.Upstream) string { return u.Name },
+		elems:  func(c *config.Config) *[]config.Upstream { return &c.Upstreams },
+		upsert: store.Store.UpsertUpstream, remove: store.Store.DeleteUpstream,
+		forget: func(g *Gateway, name string) {
+			g.breakers.Forget(name)
+			g.stats.Forget(name)
+		},
+	}
+	keyKind = elementKind[config.Key]{
+		noun: "key", one: "a key", list: "keys",
+		id:     func(k config.Key) string { return k.Name },
+		elems:  func(c *config.Config) *[]config.Key { return &c.Keys },
+		upsert: store.Store.UpsertKey, remove: store.Store.DeleteKey,
+	}
+	routeKind = elementKind[config.Route]{
+		noun: "route", one: "a route", list: "routes",
+		id:     func(r config.Route) string { return r.Model },
+		elems:  func(c *config.Config) *[]config.Route { return &c.Routes },
+		upsert: store.Store.UpsertRoute, remove: store.Store.DeleteRoute,
+	}
+)
+
+// putElement is the admin API's one write path. Under editMu it loads the
+// stored configuration and finds the element of kind k whose id is id;
+// change gets it (found false and a zero element when there is none) and
+// returns the element to store, or an error to refuse the change. The new
+// element takes the old one's place (or is appended), the whole
+// configuration is validated with it in place, and it is stored and
+// routing reloaded. created reports whether the element is new. A reload
+// error is returned with the element, which is stored by then.
+func putElement[T any](ctx context.Context, g *Gateway, k elementKind[T], id string, change func(old T, found bool) (T, error)) (e T, created bool, err error) {
+	var zero T
+	g.editMu.Lock()
+	defer g.editMu.Unlock()
+	c, err := g.loadConfig(ctx)
+	if err != nil {
+		return zero, false, err
+	}
+	elems := k.elems(&c)
+	i := slices.IndexFunc(*elems, func(x T) bool { return k.id(x) == id })
+	created = i < 0
+	var old T
+	if !created {
+		old = (*elems)[i]
+	}
+	if e, err = change(old, !created); err != nil {
+		return zero, false, err
+	}
+	if created {
+		*elems = append(*elems, e)
+		i = len(*elems) - 1
+	} else {
+		(*elems)[i] = e
+	}
+	if err := fitErrors(c, fmt.Sprintf("%s[%d]", k.list, i)); err != nil {
+		return zero, false, err
+	}
+	if err := k.upsert(g.store, ctx, e); err != nil {
+		return zero, false, fmt.Errorf("storing %s %s: %w", k.noun, id, err)
+	}
+	return e, created, g.applied(ctx, k.noun+" "+id)
+}
+
+// createElement stores e as a new element of kind k; admin.ErrConflict
+// when one with its id exists.
+func createElement[T any](ctx context.Context, g *Gateway, k elementKind[T], e T) error {
+	id := k.id(e)
+	_, _, err := putElement(ctx, g, k, id, func(_ T, found bool) (T, error) {
+		if found {
+			return e, fmt.Errorf("%s %q: %w", k.noun, id, admin.ErrConflict)
+		}
+		return e, nil
+	})
+	return err
+}
+
+// updateElement replaces the element of kind k called id by what edit
+// makes of it; admin.ErrNotFound when there is none. The edit may not
+// change the id.
+func updateElement[T any](ctx context.Context, g *Gateway, k elementKind[T], id string, edit func(T) (T, error)) (T, error) {
+	e, _, err := putElement(ctx, g, k, id, func(old T, found bool) (T, error) {
+		if !found {
+			return old, fmt.Errorf("%s %q: %w", k.noun, id, admin.ErrNotFound)
+		}
+		e, err := edit(old)
+		if err != nil {
+			return e, err
+		}
+		if k.id(e) != id {
+			return e, config.Errors{{Path: "name", Msg: fmt.Sprintf("must be %q (%s cannot be renamed)", id, k.one)}}
+		}
+		return e, nil
+	})
+	return e, err
+}
+
+// deleteElement deletes the element of kind k called id under editMu,
+// reloads routing and then forgets the element.
+func deleteElement[T any](ctx context.Context, g *Gateway, k elementKind[T], id string) error {
+	g.editMu.Lock()
+	defer g.editMu.Unlock()
+	if err := k.remove(g.store, ctx, id); err != nil {
+		return notFound(err, fmt.Sprintf("%s %q", k.noun, id))
+	}
+	if err := g.applied(ctx, k.noun+" "+id); err != nil {
+		return err
+	}
+	if k.forget != nil {
+		k.forget(g, id)
+	}
+	return nil
+}
+
 // Upstreams implements admin.UpstreamEditor.
 func (a adminBackend) Upstreams(ctx context.Context) ([]config.Upstream, error) {
 	return a.g.store.ListUpstreams(ctx)
@@ -212,72 +344,19 @@ func (a adminBackend) Upstreams(ctx context.Context) ([]config.Upstream, error) 
 
 // CreateUpstream implements admin.UpstreamEditor.
 func (a adminBackend) CreateUpstream(ctx context.Context, u config.Upstream) error {
-	g := a.g
-	g.editMu.Lock()
-	defer g.editMu.Unlock()
-	ups, keys, routes, err := g.loadConfig(ctx)
-	if err != nil {
-		return err
-	}
-	if slices.ContainsFunc(ups, func(x config.Upstream) bool { return x.Name == u.Name }) {
-		return fmt.Errorf("upstream %q: %w", u.Name, admin.ErrConflict)
-	}
-	ups = append(ups, u)
-	if err := g.fitErrors(ups, keys, routes, fmt.Sprintf("upstreams[%d]", len(ups)-1)); err != nil {
-		return err
-	}
-	if err := g.store.UpsertUpstream(ctx, u); err != nil {
-		return fmt.Errorf("storing upstream %s: %w", u.Name, err)
-	}
-	return g.applied(ctx, "upstream "+u.Name)
+	return createElement(ctx, a.g, upstreamKind, u)
 }
 
 // UpdateUpstream implements admin.UpstreamEditor.
 func (a adminBackend) UpdateUpstream(ctx context.Context, name string, edit func(config.Upstream) (config.Upstream, error)) (config.Upstream, error) {
-	g := a.g
-	g.editMu.Lock()
-	defer g.editMu.Unlock()
-	ups, keys, routes, err := g.loadConfig(ctx)
-	if err != nil {
-		return config.Upstream{}, err
-	}
-	i := slices.IndexFunc(ups, func(x config.Upstream) bool { return x.Name == name })
-	if i < 0 {
-		return config.Upstream{}, fmt.Errorf("upstream %q: %w", name, admin.ErrNotFound)
-	}
-	u, err := edit(ups[i])
-	if err != nil {
-		return config.Upstream{}, err
-	}
-	if u.Name != name {
-		return config.Upstream{}, config.Errors{{Path: "name", Msg: fmt.Sprintf("must be %q (an upstream cannot be renamed)", name)}}
-	}
-	ups[i] = u
-	if err := g.fitErrors(ups, keys, routes, fmt.Sprintf("upstreams[%d]", i)); err != nil {
-		return config.Upstream{}, err
-	}
-	if err := g.store.UpsertUpstream(ctx, u); err != nil {
-		return config.Upstream{}, fmt.Errorf("storing upstream %s: %w", name, err)
-	}
-	return u, g.applied(ctx, "upstream "+name)
+	return updateElement(ctx, a.g, upstreamKind, name, edit)
 }
 
 // DeleteUpstream implements admin.UpstreamEditor. The upstream's breaker
 // and statistics are forgotten; a key's allowed_upstreams naming it is left
 // as it is (the key simply cannot reach it).
 func (a adminBackend) DeleteUpstream(ctx context.Context, name string) error {
-	g := a.g
-	g.editMu.Lock()
-	defer g.editMu.Unlock()
-	if err := g.store.DeleteUpstream(ctx, name); err != nil {
-		return notFound(err, fmt.Sprintf("upstream %q", name))
-	}
-	if err := g.applied(ctx, "upstream "+name); err != nil {
-		return err
-	}
-	g.breakers.Forget(name)
-	g.stats.Forget(name)
-	return nil
+	return deleteElement(ctx, a.g, upstreamKind, name)
 }
 
 // Keys implements admin.KeyEditor.
@@ -287,65 +366,17 @@ func (a adminBackend) Keys(ctx context.Context) ([]config.Key, error) {
 
 // CreateKey implements admin.KeyEditor.
 func (a adminBackend) CreateKey(ctx context.Context, k config.Key) error {
-	g := a.g
-	g.editMu.Lock()
-	defer g.editMu.Unlock()
-	ups, keys, routes, err := g.loadConfig(ctx)
-	if err != nil {
-		return err
-	}
-	if slices.ContainsFunc(keys, func(x config.Key) bool { return x.Name == k.Name }) {
-		return fmt.Errorf("key %q: %w", k.Name, admin.ErrConflict)
-	}
-	keys = append(keys, k)
-	if err := g.fitErrors(ups, keys, routes, fmt.Sprintf("keys[%d]", len(keys)-1)); err != nil {
-		return err
-	}
-	if err := g.store.UpsertKey(ctx, k); err != nil {
-		return fmt.Errorf("storing key %s: %w", k.Name, err)
-	}
-	return g.applied(ctx, "key "+k.Name)
+	return createElement(ctx, a.g, keyKind, k)
 }
 
 // UpdateKey implements admin.KeyEditor.
 func (a adminBackend) UpdateKey(ctx context.Context, name string, edit func(config.Key) (config.Key, error)) (config.Key, error) {
-	g := a.g
-	g.editMu.Lock()
-	defer g.editMu.Unlock()
-	ups, keys, routes, err := g.loadConfig(ctx)
-	if err != nil {
-		return config.Key{}, err
-	}
-	i := slices.IndexFunc(keys, func(x config.Key) bool { return x.Name == name })
-	if i < 0 {
-		return config.Key{}, fmt.Errorf("key %q: %w", name, admin.ErrNotFound)
-	}
-	k, err := edit(keys[i])
-	if err != nil {
-		return config.Key{}, err
-	}
-	if k.Name != name {
-		return config.Key{}, config.Errors{{Path: "name", Msg: fmt.Sprintf("must be %q (a key cannot be renamed)", name)}}
-	}
-	keys[i] = k
-	if err := g.fitErrors(ups, keys, routes, fmt.Sprintf("keys[%d]", i)); err != nil {
-		return config.Key{}, err
-	}
-	if err := g.store.UpsertKey(ctx, k); err != nil {
-		return config.Key{}, fmt.Errorf("storing key %s: %w", name, err)
-	}
-	return k, g.applied(ctx, "key "+name)
+	return updateElement(ctx, a.g, keyKind, name, edit)
 }
 
 // DeleteKey implements admin.KeyEditor.
 func (a adminBackend) DeleteKey(ctx context.Context, name string) error {
-	g := a.g
-	g.editMu.Lock()
-	defer g.editMu.Unlock()
-	if err := g.store.DeleteKey(ctx, name); err != nil {
-		return notFound(err, fmt.Sprintf("key %q", name))
-	}
-	return g.applied(ctx, "key "+name)
+	return deleteElement(ctx, a.g, keyKind, name)
 }
 
 // Routes implements admin.RouteEditor.
@@ -358,39 +389,13 @@ func (a adminBackend) RouteDefaults() config.RouteSettings { return a.g.cfg.Defa
 
 // PutRoute implements admin.RouteEditor.
 func (a adminBackend) PutRoute(ctx context.Context, r config.Route) (bool, error) {
-	g := a.g
-	g.editMu.Lock()
-	defer g.editMu.Unlock()
-	ups, keys, routes, err := g.loadConfig(ctx)
-	if err != nil {
-		return false, err
-	}
-	i := slices.IndexFunc(routes, func(x config.Route) bool { return x.Model == r.Model })
-	created := i < 0
-	if created {
-		routes = append(routes, r)
-		i = len(routes) - 1
-	} else {
-		routes[i] = r
-	}
-	if err := g.fitErrors(ups, keys, routes, fmt.Sprintf("routes[%d]", i)); err != nil {
-		return false, err
-	}
-	if err := g.store.UpsertRoute(ctx, r); err != nil {
-		return false, fmt.Errorf("storing route %s: %w", r.Model, err)
-	}
-	return created, g.applied(ctx, "route "+r.Model)
+	_, created, err := putElement(ctx, a.g, routeKind, r.Model, func(config.Route, bool) (config.Route, error) { return r, nil })
+	return created, err
 }
 
 // DeleteRoute implements admin.RouteEditor.
 func (a adminBackend) DeleteRoute(ctx context.Context, model string) error {
-	g := a.g
-	g.editMu.Lock()
-	defer g.editMu.Unlock()
-	if err := g.store.DeleteRoute(ctx, model); err != nil {
-		return notFound(err, fmt.Sprintf("route %q", model))
-	}
-	return g.applied(ctx, "route "+model)
+	return deleteElement(ctx, a.g, routeKind, model)
 }
 
 // State implements admin.Observer from the breakers, limiter, slots, live

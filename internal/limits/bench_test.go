@@ -85,10 +85,12 @@ func BenchmarkSlotsAcquireParallel(b *testing.B) {
 	})
 }
 
-func BenchmarkSpendAdd(b *testing.B) {
+// benchNames runs sub-benchmarks named label=n, for 1 and 100 names (k0,
+// k1, …): each calls the op setup makes with every name in turn.
+func benchNames(b *testing.B, label string, setup func() func(b *testing.B, name string)) {
 	for _, n := range []int{1, 100} {
-		b.Run(fmt.Sprintf("names=%d", n), func(b *testing.B) {
-			s := NewSpend(clock.Real{})
+		b.Run(fmt.Sprintf("%s=%d", label, n), func(b *testing.B) {
+			op := setup()
 			names := make([]string, n)
 			for i := range names {
 				names[i] = fmt.Sprintf("k%d", i)
@@ -96,31 +98,29 @@ func BenchmarkSpendAdd(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				s.Add(ScopeKey, names[i%n], 0.0001)
+				op(b, names[i%n])
 				i++
 			}
 		})
 	}
 }
 
+func BenchmarkSpendAdd(b *testing.B) {
+	benchNames(b, "names", func() func(*testing.B, string) {
+		s := NewSpend(clock.Real{})
+		return func(_ *testing.B, name string) { s.Add(ScopeKey, name, 0.0001) }
+	})
+}
+
 func BenchmarkKeyLimiterAllow(b *testing.B) {
-	for _, n := range []int{1, 100} {
-		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
-			k := NewKeyLimiter(clock.Real{})
-			names := make([]string, n)
-			for i := range names {
-				names[i] = fmt.Sprintf("k%d", i)
+	benchNames(b, "keys", func() func(*testing.B, string) {
+		k := NewKeyLimiter(clock.Real{})
+		return func(b *testing.B, name string) {
+			if ok, _ := k.Allow(name, 1<<40); !ok {
+				b.Fatal("refused")
 			}
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if ok, _ := k.Allow(names[i%n], 1<<40); !ok {
-					b.Fatal("refused")
-				}
-				i++
-			}
-		})
-	}
+		}
+	})
 }
 
 func BenchmarkRetryBudget(b *testing.B) {

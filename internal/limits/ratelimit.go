@@ -312,22 +312,34 @@ func (l *Limiter) Reserve(name string, tokens int64) (*Reservation, bool) {
 	return &Reservation{u: u, epoch: e, tokens: tokens, reqGen: u.req.gen, tokGen: u.tok.gen}, true
 }
 
+// end marks r ended and returns its upstream with u.mu held, which the
+// caller must unlock; ok is false, with nothing held, when r is nil or was
+// already ended, so that Commit and Cancel take effect once between them.
+func (r *Reservation) end() (u *upstreamRate, ok bool) {
+	if r == nil {
+		return nil, false
+	}
+	u = r.u
+	u.mu.Lock()
+	if r.done {
+		u.mu.Unlock()
+		return nil, false
+	}
+	r.done = true
+	return u, true
+}
+
 // Commit reconciles the reservation with the tokens the upstream reported
 // (usage: input + output). The request stays counted; the token count moves
 // from the estimate to actualTokens in the bucket the reservation was made
 // in (if that bucket has left the window, there is nothing to correct). A
 // negative actualTokens means the usage is unknown and keeps the estimate.
 func (r *Reservation) Commit(actualTokens int64) {
-	if r == nil {
+	u, ok := r.end()
+	if !ok {
 		return
 	}
-	u := r.u
-	u.mu.Lock()
 	defer u.mu.Unlock()
-	if r.done {
-		return
-	}
-	r.done = true
 	if actualTokens < 0 {
 		return
 	}
@@ -342,16 +354,11 @@ func (r *Reservation) Commit(actualTokens int64) {
 // Cancel gives the reservation back: the request was never sent, so neither
 // it nor its tokens count.
 func (r *Reservation) Cancel() {
-	if r == nil {
+	u, ok := r.end()
+	if !ok {
 		return
 	}
-	u := r.u
-	u.mu.Lock()
 	defer u.mu.Unlock()
-	if r.done {
-		return
-	}
-	r.done = true
 	u.reqs.add(r.epoch, -1)
 	u.toks.add(r.epoch, -r.tokens)
 	if u.req.gen == r.reqGen {

@@ -2,28 +2,21 @@ package postgres
 
 import (
 	"context"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
 	"switchyard/internal/config"
 	"switchyard/internal/store"
+	"switchyard/internal/store/internal/codec"
 )
 
 // UpsertUpstream inserts or replaces the upstream named u.Name. The API key
 // is kept in its own column, not in the JSON spec.
 func (s *Store) UpsertUpstream(ctx context.Context, u config.Upstream) error {
-	if u.Name == "" {
-		return errors.New("upserting upstream: empty name")
-	}
-	apiKey := u.APIKey
-	u.APIKey = ""
-	spec, err := json.Marshal(u)
+	apiKey, spec, err := codec.EncodeUpstream(u)
 	if err != nil {
-		return fmt.Errorf("upserting upstream %q: encoding: %w", u.Name, err)
+		return err
 	}
 	const q = `INSERT INTO upstreams (name, provider, base_url, priority, weight, active, api_key, spec)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
@@ -55,11 +48,10 @@ func (s *Store) ListUpstreams(ctx context.Context) ([]config.Upstream, error) {
 		spec         []byte
 	)
 	_, err = pgx.ForEachRow(rows, []any{&name, &apiKey, &spec}, func() error {
-		var u config.Upstream
-		if err := json.Unmarshal(spec, &u); err != nil {
-			return fmt.Errorf("decoding %q: %w", name, err)
+		u, err := codec.DecodeUpstream(name, apiKey, spec)
+		if err != nil {
+			return err
 		}
-		u.Name, u.APIKey = name, apiKey
 		out = append(out, u)
 		return nil
 	})
@@ -73,18 +65,9 @@ func (s *Store) ListUpstreams(ctx context.Context) ([]config.Upstream, error) {
 // store.ErrPlaintextKey, storing nothing, unless k.Key is empty and
 // k.KeySHA256 is a hex SHA-256 (64 hex digits).
 func (s *Store) UpsertKey(ctx context.Context, k config.Key) error {
-	if k.Key != "" {
-		return fmt.Errorf("upserting key %q: plaintext secret given: %w", k.Name, store.ErrPlaintextKey)
-	}
-	if b, err := hex.DecodeString(k.KeySHA256); err != nil || len(b) != 32 {
-		return fmt.Errorf("upserting key %q: key_sha256 must be 64 hex digits: %w", k.Name, store.ErrPlaintextKey)
-	}
-	if k.Name == "" {
-		return errors.New("upserting key: empty name")
-	}
-	spec, err := json.Marshal(k)
+	spec, err := codec.EncodeKey(k)
 	if err != nil {
-		return fmt.Errorf("upserting key %q: encoding: %w", k.Name, err)
+		return err
 	}
 	const q = `INSERT INTO keys (name, key_sha256, rpm, spec) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (name) DO UPDATE SET
@@ -113,11 +96,10 @@ func (s *Store) ListKeys(ctx context.Context) ([]config.Key, error) {
 		spec       []byte
 	)
 	_, err = pgx.ForEachRow(rows, []any{&name, &hash, &spec}, func() error {
-		var k config.Key
-		if err := json.Unmarshal(spec, &k); err != nil {
-			return fmt.Errorf("decoding %q: %w", name, err)
+		k, err := codec.DecodeKey(name, hash, spec)
+		if err != nil {
+			return err
 		}
-		k.Name, k.KeySHA256, k.Key = name, hash, ""
 		out = append(out, k)
 		return nil
 	})
@@ -129,12 +111,9 @@ func (s *Store) ListKeys(ctx context.Context) ([]config.Key, error) {
 
 // UpsertRoute inserts or replaces the route for r.Model.
 func (s *Store) UpsertRoute(ctx context.Context, r config.Route) error {
-	if r.Model == "" {
-		return errors.New("upserting route: empty model")
-	}
-	spec, err := json.Marshal(r)
+	spec, err := codec.EncodeRoute(r)
 	if err != nil {
-		return fmt.Errorf("upserting route %q: encoding: %w", r.Model, err)
+		return err
 	}
 	const q = `INSERT INTO routes (model, strategy, retries, spec) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (model) DO UPDATE SET
@@ -163,11 +142,10 @@ func (s *Store) ListRoutes(ctx context.Context) ([]config.Route, error) {
 		spec  []byte
 	)
 	_, err = pgx.ForEachRow(rows, []any{&model, &spec}, func() error {
-		var r config.Route
-		if err := json.Unmarshal(spec, &r); err != nil {
-			return fmt.Errorf("decoding %q: %w", model, err)
+		r, err := codec.DecodeRoute(model, spec)
+		if err != nil {
+			return err
 		}
-		r.Model = model
 		out = append(out, r)
 		return nil
 	})

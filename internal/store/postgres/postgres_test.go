@@ -425,22 +425,11 @@ func TestPlaintextKeyNeverStored(t *testing.T) {
 }
 
 func TestUpstreamAPIKeyNotInSpec(t *testing.T) {
-	ctx := context.Background()
 	s, _ := openTest(t)
-	u := storetest.Upstream("a")
-	if err := s.UpsertUpstream(ctx, u); err != nil {
-		t.Fatal(err)
-	}
-	var spec, apiKey string
-	if err := s.pool.QueryRow(ctx, `SELECT spec::text, api_key FROM upstreams WHERE name = 'a'`).Scan(&spec, &apiKey); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(spec, u.APIKey) {
-		t.Errorf("spec %s holds the upstream API key; it belongs in the api_key column only", spec)
-	}
-	if apiKey != u.APIKey {
-		t.Errorf("api_key column = %q, want %q", apiKey, u.APIKey)
-	}
+	storetest.CheckAPIKeyColumn(t, s, func(ctx context.Context) (spec, apiKey string, err error) {
+		err = s.pool.QueryRow(ctx, `SELECT spec::text, api_key FROM upstreams WHERE name = 'a'`).Scan(&spec, &apiKey)
+		return spec, apiKey, err
+	})
 }
 
 // TestQueryableColumns checks that the columns operators query by hold the
@@ -547,39 +536,15 @@ func failOn(t *testing.T, s *Store, table, column, value string) {
 }
 
 func TestInsertRequestLogsIsOneTransaction(t *testing.T) {
-	ctx := context.Background()
 	s, _ := openTest(t)
-	failOn(t, s, "request_logs", "id", "boom")
-	batch := []store.RequestLog{storetest.Log(1), storetest.Log(2), {ID: "boom"}, storetest.Log(3)}
-	if err := s.InsertRequestLogs(ctx, batch); err == nil {
-		t.Fatal("InsertRequestLogs with a failing row succeeded, want an error")
-	}
-	got, err := s.RecentRequestLogs(ctx, 10)
-	if err != nil || len(got) != 0 {
-		t.Errorf("after a failed batch: %d logs, %v; want none (whole batch rolled back)", len(got), err)
-	}
-	if err := s.InsertRequestLogs(ctx, batch[:2]); err != nil {
-		t.Fatalf("InsertRequestLogs after a failed batch: %v", err)
-	}
+	failOn(t, s, "request_logs", "id", storetest.FailingID)
+	storetest.CheckRequestLogsAtomic(t, s)
 }
 
 func TestAddSpendIsOneTransaction(t *testing.T) {
-	ctx := context.Background()
 	s, _ := openTest(t)
-	failOn(t, s, "spend", "name", "boom")
-	batch := []store.SpendDelta{
-		{Scope: "key", Name: "a", PeriodStart: storetest.Day(3, 1), USD: 1},
-		{Scope: "key", Name: "boom", PeriodStart: storetest.Day(3, 1), USD: 1},
-	}
-	if err := s.AddSpend(ctx, batch); err == nil {
-		t.Fatal("AddSpend with a failing row succeeded")
-	}
-	if got, err := s.LoadSpend(ctx, time.Time{}); err != nil || len(got) != 0 {
-		t.Fatalf("after a failed batch: %+v, %v; want nothing (rolled back)", got, err)
-	}
-	if err := s.AddSpend(ctx, batch[:1]); err != nil {
-		t.Fatalf("AddSpend after a failed batch: %v", err)
-	}
+	failOn(t, s, "spend", "name", storetest.FailingName)
+	storetest.CheckSpendAtomic(t, s)
 }
 
 // TestConfigVersionCountsConfigChangesOnly checks the counter Watch polls:
@@ -588,51 +553,30 @@ func TestAddSpendIsOneTransaction(t *testing.T) {
 func TestConfigVersionCountsConfigChangesOnly(t *testing.T) {
 	ctx := context.Background()
 	s, schema := openTest(t)
-	version := func() int64 {
-		t.Helper()
-		v, err := s.configVersion(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
 	// An operator session whose search_path does not name the schema.
 	operator, err := pgx.Connect(ctx, baseDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer operator.Close(ctx)
-	steps := []struct {
-		name   string
-		change func() error
-		moves  bool
-	}{
-		{"upsert upstream", func() error { return s.UpsertUpstream(ctx, storetest.Upstream("u")) }, true},
-		{"upsert key", func() error { return s.UpsertKey(ctx, storetest.Key("k")) }, true},
-		{"upsert route", func() error { return s.UpsertRoute(ctx, storetest.Route("m")) }, true},
-		{"delete route", func() error { return s.DeleteRoute(ctx, "m") }, true},
-		{"operator update", func() error {
+	storetest.CheckConfigVersion(t, func() (int64, error) { return s.configVersion(ctx) }, []storetest.VersionStep{
+		{Name: "upsert upstream", Change: func() error { return s.UpsertUpstream(ctx, storetest.Upstream("u")) }, Moves: true},
+		{Name: "upsert key", Change: func() error { return s.UpsertKey(ctx, storetest.Key("k")) }, Moves: true},
+		{Name: "upsert route", Change: func() error { return s.UpsertRoute(ctx, storetest.Route("m")) }, Moves: true},
+		{Name: "delete route", Change: func() error { return s.DeleteRoute(ctx, "m") }, Moves: true},
+		{Name: "operator update", Change: func() error {
 			_, err := operator.Exec(ctx, fmt.Sprintf(`UPDATE %s.upstreams SET weight = 2`, pgx.Identifier{schema}.Sanitize()))
 			return err
-		}, true},
-		{"operator truncate", func() error {
+		}, Moves: true},
+		{Name: "operator truncate", Change: func() error {
 			_, err := operator.Exec(ctx, fmt.Sprintf(`TRUNCATE %s.keys`, pgx.Identifier{schema}.Sanitize()))
 			return err
-		}, true},
-		{"request logs", func() error { return s.InsertRequestLogs(ctx, []store.RequestLog{storetest.Log(1)}) }, false},
-		{"spend", func() error {
+		}, Moves: true},
+		{Name: "request logs", Change: func() error { return s.InsertRequestLogs(ctx, []store.RequestLog{storetest.Log(1)}) }, Moves: false},
+		{Name: "spend", Change: func() error {
 			return s.AddSpend(ctx, []store.SpendDelta{{Scope: "key", Name: "k", PeriodStart: storetest.Day(3, 1), USD: 1}})
-		}, false},
-	}
-	for _, st := range steps {
-		before := version()
-		if err := st.change(); err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		if moved := version() != before; moved != st.moves {
-			t.Errorf("%s: config version moved = %v, want %v", st.name, moved, st.moves)
-		}
-	}
+		}, Moves: false},
+	})
 }
 
 // startWatch runs s.Watch until the end of t and returns a channel that

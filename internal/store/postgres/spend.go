@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"switchyard/internal/store"
+	"switchyard/internal/store/internal/codec"
 )
 
 // AddSpend adds every delta to its spend row in one transaction, creating
@@ -22,15 +22,8 @@ func (s *Store) AddSpend(ctx context.Context, deltas []store.SpendDelta) error {
 	if len(deltas) == 0 {
 		return nil
 	}
-	for i, d := range deltas {
-		switch {
-		case d.Scope == "" || d.Name == "":
-			return fmt.Errorf("adding spend: delta %d: empty scope or name", i)
-		case d.PeriodStart.IsZero():
-			return fmt.Errorf("adding spend for %s %q: zero period start", d.Scope, d.Name)
-		case math.IsNaN(d.USD) || math.IsInf(d.USD, 0):
-			return fmt.Errorf("adding spend for %s %q: usd %v is not a finite number", d.Scope, d.Name, d.USD)
-		}
+	if err := codec.CheckSpend(deltas); err != nil {
+		return err
 	}
 	sorted := slices.Clone(deltas)
 	slices.SortStableFunc(sorted, func(a, b store.SpendDelta) int {

@@ -2,25 +2,19 @@ package sqlite
 
 import (
 	"context"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 
 	"switchyard/internal/config"
 	"switchyard/internal/store"
+	"switchyard/internal/store/internal/codec"
 )
 
 // UpsertUpstream inserts or replaces the upstream named u.Name. The API key is
 // kept in its own column, not in the JSON spec.
 func (s *Store) UpsertUpstream(ctx context.Context, u config.Upstream) error {
-	if u.Name == "" {
-		return fmt.Errorf("upserting upstream: empty name")
-	}
-	apiKey := u.APIKey
-	u.APIKey = ""
-	spec, err := json.Marshal(u)
+	apiKey, spec, err := codec.EncodeUpstream(u)
 	if err != nil {
-		return fmt.Errorf("upserting upstream %q: encoding: %w", u.Name, err)
+		return err
 	}
 	const q = `INSERT INTO upstreams (name, provider, base_url, priority, weight, active, api_key, spec)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -52,15 +46,14 @@ func (s *Store) ListUpstreams(ctx context.Context) ([]config.Upstream, error) {
 		var (
 			name, apiKey string
 			spec         []byte
-			u            config.Upstream
 		)
 		if err := rows.Scan(&name, &apiKey, &spec); err != nil {
 			return nil, fmt.Errorf("listing upstreams: %w", err)
 		}
-		if err := json.Unmarshal(spec, &u); err != nil {
-			return nil, fmt.Errorf("listing upstreams: decoding %q: %w", name, err)
+		u, err := codec.DecodeUpstream(name, apiKey, spec)
+		if err != nil {
+			return nil, fmt.Errorf("listing upstreams: %w", err)
 		}
-		u.Name, u.APIKey = name, apiKey
 		out = append(out, u)
 	}
 	if err := rows.Err(); err != nil {
@@ -73,18 +66,9 @@ func (s *Store) ListUpstreams(ctx context.Context) ([]config.Upstream, error) {
 // store.ErrPlaintextKey, storing nothing, unless k.Key is empty and
 // k.KeySHA256 is a hex SHA-256 (64 hex digits).
 func (s *Store) UpsertKey(ctx context.Context, k config.Key) error {
-	if k.Key != "" {
-		return fmt.Errorf("upserting key %q: plaintext secret given: %w", k.Name, store.ErrPlaintextKey)
-	}
-	if b, err := hex.DecodeString(k.KeySHA256); err != nil || len(b) != 32 {
-		return fmt.Errorf("upserting key %q: key_sha256 must be 64 hex digits: %w", k.Name, store.ErrPlaintextKey)
-	}
-	if k.Name == "" {
-		return fmt.Errorf("upserting key: empty name")
-	}
-	spec, err := json.Marshal(k)
+	spec, err := codec.EncodeKey(k)
 	if err != nil {
-		return fmt.Errorf("upserting key %q: encoding: %w", k.Name, err)
+		return err
 	}
 	const q = `INSERT INTO keys (name, key_sha256, rpm, spec) VALUES (?, ?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET
@@ -113,15 +97,14 @@ func (s *Store) ListKeys(ctx context.Context) ([]config.Key, error) {
 		var (
 			name, hash string
 			spec       []byte
-			k          config.Key
 		)
 		if err := rows.Scan(&name, &hash, &spec); err != nil {
 			return nil, fmt.Errorf("listing keys: %w", err)
 		}
-		if err := json.Unmarshal(spec, &k); err != nil {
-			return nil, fmt.Errorf("listing keys: decoding %q: %w", name, err)
+		k, err := codec.DecodeKey(name, hash, spec)
+		if err != nil {
+			return nil, fmt.Errorf("listing keys: %w", err)
 		}
-		k.Name, k.KeySHA256, k.Key = name, hash, ""
 		out = append(out, k)
 	}
 	if err := rows.Err(); err != nil {
@@ -132,12 +115,9 @@ func (s *Store) ListKeys(ctx context.Context) ([]config.Key, error) {
 
 // UpsertRoute inserts or replaces the route for r.Model.
 func (s *Store) UpsertRoute(ctx context.Context, r config.Route) error {
-	if r.Model == "" {
-		return fmt.Errorf("upserting route: empty model")
-	}
-	spec, err := json.Marshal(r)
+	spec, err := codec.EncodeRoute(r)
 	if err != nil {
-		return fmt.Errorf("upserting route %q: encoding: %w", r.Model, err)
+		return err
 	}
 	const q = `INSERT INTO routes (model, strategy, retries, spec) VALUES (?, ?, ?, ?)
 		ON CONFLICT (model) DO UPDATE SET
@@ -166,15 +146,14 @@ func (s *Store) ListRoutes(ctx context.Context) ([]config.Route, error) {
 		var (
 			model string
 			spec  []byte
-			r     config.Route
 		)
 		if err := rows.Scan(&model, &spec); err != nil {
 			return nil, fmt.Errorf("listing routes: %w", err)
 		}
-		if err := json.Unmarshal(spec, &r); err != nil {
-			return nil, fmt.Errorf("listing routes: decoding %q: %w", model, err)
+		r, err := codec.DecodeRoute(model, spec)
+		if err != nil {
+			return nil, fmt.Errorf("listing routes: %w", err)
 		}
-		r.Model = model
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

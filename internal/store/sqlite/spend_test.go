@@ -42,23 +42,10 @@ func TestSpendSurvivesReopen(t *testing.T) {
 }
 
 func TestAddSpendIsOneTransaction(t *testing.T) {
-	ctx := context.Background()
 	s, _ := openTest(t)
 	if _, err := s.w.Exec(`CREATE TRIGGER fail BEFORE INSERT ON spend
-		WHEN NEW.name = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END`); err != nil {
+		WHEN NEW.name = '` + storetest.FailingName + `' BEGIN SELECT RAISE(ABORT, 'boom'); END`); err != nil {
 		t.Fatal(err)
 	}
-	batch := []store.SpendDelta{
-		{Scope: "key", Name: "a", PeriodStart: storetest.Day(3, 1), USD: 1},
-		{Scope: "key", Name: "boom", PeriodStart: storetest.Day(3, 1), USD: 1},
-	}
-	if err := s.AddSpend(ctx, batch); err == nil {
-		t.Fatal("AddSpend with a failing row succeeded")
-	}
-	if got, err := s.LoadSpend(ctx, time.Time{}); err != nil || len(got) != 0 {
-		t.Fatalf("after a failed batch: %+v, %v; want nothing (rolled back)", got, err)
-	}
-	if err := s.AddSpend(ctx, batch[:1]); err != nil {
-		t.Fatalf("AddSpend after a failed batch: %v", err)
-	}
+	storetest.CheckSpendAtomic(t, s)
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -374,41 +373,20 @@ func TestWatchDefaultInterval(t *testing.T) {
 func TestConfigVersionCountsConfigChangesOnly(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTest(t)
-	version := func() int64 {
-		t.Helper()
-		v, err := s.configVersion(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	steps := []struct {
-		name   string
-		change func() error
-		moves  bool
-	}{
-		{"upsert upstream", func() error { return s.UpsertUpstream(ctx, storetest.Upstream("u")) }, true},
-		{"update upstream", func() error { return s.UpsertUpstream(ctx, storetest.Upstream("u")) }, true},
-		{"upsert key", func() error { return s.UpsertKey(ctx, storetest.Key("k")) }, true},
-		{"upsert route", func() error { return s.UpsertRoute(ctx, storetest.Route("m")) }, true},
-		{"delete route", func() error { return s.DeleteRoute(ctx, "m") }, true},
-		{"delete key", func() error { return s.DeleteKey(ctx, "k") }, true},
-		{"delete upstream", func() error { return s.DeleteUpstream(ctx, "u") }, true},
-		{"delete absent", func() error { _ = s.DeleteUpstream(ctx, "u"); return nil }, false},
-		{"request logs", func() error { return s.InsertRequestLogs(ctx, []store.RequestLog{storetest.Log(1)}) }, false},
-		{"spend", func() error {
+	storetest.CheckConfigVersion(t, func() (int64, error) { return s.configVersion(ctx) }, []storetest.VersionStep{
+		{Name: "upsert upstream", Change: func() error { return s.UpsertUpstream(ctx, storetest.Upstream("u")) }, Moves: true},
+		{Name: "update upstream", Change: func() error { return s.UpsertUpstream(ctx, storetest.Upstream("u")) }, Moves: true},
+		{Name: "upsert key", Change: func() error { return s.UpsertKey(ctx, storetest.Key("k")) }, Moves: true},
+		{Name: "upsert route", Change: func() error { return s.UpsertRoute(ctx, storetest.Route("m")) }, Moves: true},
+		{Name: "delete route", Change: func() error { return s.DeleteRoute(ctx, "m") }, Moves: true},
+		{Name: "delete key", Change: func() error { return s.DeleteKey(ctx, "k") }, Moves: true},
+		{Name: "delete upstream", Change: func() error { return s.DeleteUpstream(ctx, "u") }, Moves: true},
+		{Name: "delete absent", Change: func() error { _ = s.DeleteUpstream(ctx, "u"); return nil }, Moves: false},
+		{Name: "request logs", Change: func() error { return s.InsertRequestLogs(ctx, []store.RequestLog{storetest.Log(1)}) }, Moves: false},
+		{Name: "spend", Change: func() error {
 			return s.AddSpend(ctx, []store.SpendDelta{{Scope: "key", Name: "k", PeriodStart: storetest.Day(3, 1), USD: 1}})
-		}, false},
-	}
-	for _, st := range steps {
-		before := version()
-		if err := st.change(); err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		if moved := version() != before; moved != st.moves {
-			t.Errorf("%s: config version moved = %v, want %v", st.name, moved, st.moves)
-		}
-	}
+		}, Moves: false},
+	})
 }
 
 func TestRoundTripAfterReopen(t *testing.T) {
@@ -474,22 +452,11 @@ func TestPlaintextKeyNeverOnDisk(t *testing.T) {
 }
 
 func TestUpstreamAPIKeyNotInSpec(t *testing.T) {
-	ctx := context.Background()
 	s, _ := openTest(t)
-	u := storetest.Upstream("a")
-	if err := s.UpsertUpstream(ctx, u); err != nil {
-		t.Fatal(err)
-	}
-	var spec, apiKey string
-	if err := s.r.QueryRow(`SELECT spec, api_key FROM upstreams WHERE name = 'a'`).Scan(&spec, &apiKey); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(spec, u.APIKey) {
-		t.Errorf("spec %s holds the upstream API key; it belongs in the api_key column only", spec)
-	}
-	if apiKey != u.APIKey {
-		t.Errorf("api_key column = %q, want %q", apiKey, u.APIKey)
-	}
+	storetest.CheckAPIKeyColumn(t, s, func(ctx context.Context) (spec, apiKey string, err error) {
+		err = s.r.QueryRowContext(ctx, `SELECT spec, api_key FROM upstreams WHERE name = 'a'`).Scan(&spec, &apiKey)
+		return spec, apiKey, err
+	})
 }
 
 func TestUpdateKeepsCreatedAt(t *testing.T) {
@@ -515,24 +482,13 @@ func TestUpdateKeepsCreatedAt(t *testing.T) {
 }
 
 func TestInsertRequestLogsIsOneTransaction(t *testing.T) {
-	ctx := context.Background()
 	s, _ := openTest(t)
 	if _, err := s.w.Exec(`CREATE TRIGGER fail BEFORE INSERT ON request_logs
-		WHEN NEW.id = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END`); err != nil {
+		WHEN NEW.id = '` + storetest.FailingID + `' BEGIN SELECT RAISE(ABORT, 'boom'); END`); err != nil {
 		t.Fatal(err)
 	}
-	batch := []store.RequestLog{storetest.Log(1), storetest.Log(2), {ID: "boom"}, storetest.Log(3)}
-	if err := s.InsertRequestLogs(ctx, batch); err == nil {
-		t.Fatal("InsertRequestLogs with a failing row succeeded, want an error")
-	}
-	got, err := s.RecentRequestLogs(ctx, 10)
-	if err != nil || len(got) != 0 {
-		t.Errorf("after a failed batch: %d logs, %v; want none (whole batch rolled back)", len(got), err)
-	}
-	// The writer connection is usable again.
-	if err := s.InsertRequestLogs(ctx, batch[:2]); err != nil {
-		t.Fatalf("InsertRequestLogs after a failed batch: %v", err)
-	}
+	// Afterwards the writer connection must be usable again.
+	storetest.CheckRequestLogsAtomic(t, s)
 }
 
 func BenchmarkInsertRequestLogs(b *testing.B) {
