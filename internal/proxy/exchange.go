@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -160,9 +161,24 @@ func (x *exchange) peek() error {
 		x.stream = st.Bool()
 	}
 	x.log.Stream = x.stream
-	x.est = int64(len(x.body))/4 + root.Get("max_tokens").Int() + root.Get("max_completion_tokens").Int() +
-		root.Get("max_output_tokens").Int()
+	x.est = int64(len(x.body)) / 4
+	for _, f := range [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
+		x.est = addTokens(x.est, root.Get(f).Int())
+	}
 	return nil
+}
+
+// addTokens adds a client-supplied token count n ≥ 0 to est, saturating at
+// math.MaxInt64; a negative n counts as 0, so that a request cannot shrink
+// (or wrap) its own estimate below its prompt size and slip past a TPM limit.
+func addTokens(est, n int64) int64 {
+	if n <= 0 {
+		return est
+	}
+	if n > math.MaxInt64-est {
+		return math.MaxInt64
+	}
+	return est + n
 }
 
 // checkKeyLimits enforces the client key's own limits: its rpm and spend_limit.
