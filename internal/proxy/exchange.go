@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -139,7 +140,8 @@ func (x *exchange) run() error {
 
 // peek reads model and stream from the body without decoding it whole.
 func (x *exchange) peek() error {
-	if !gjson.ValidBytes(x.body) {
+	// RFC 8259 §8.1: JSON text is UTF-8; gjson does not check strings.
+	if !gjson.ValidBytes(x.body) || !utf8.Valid(x.body) {
 		return newError(ErrInvalidJSON, "")
 	}
 	root := gjson.ParseBytes(x.body)
