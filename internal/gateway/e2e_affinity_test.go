@@ -1,15 +1,12 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -851,46 +848,7 @@ func TestAffinityExplainPeeks(t *testing.T) {
 func BenchmarkProxyChatWithSession(b *testing.B) {
 	p := newPool(b, config.ProviderOpenAI, "gpt-4o", "bench-a", "bench-b", "bench-c")
 	e := startGateway(b, spec{upstreams: p.upstreams})
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
-	url := e.URL + "/v1/chat/completions"
-	do := func(session string) error {
-		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(benchChatBody)))
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Authorization", "Bearer "+testKey)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Session-Id", session)
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
-		}
-		return nil
-	}
-	b.Run("serial", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := do("bench-session"); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("parallel", func(b *testing.B) {
-		b.ReportAllocs()
-		var id atomic.Int64
-		b.RunParallel(func(pb *testing.PB) {
-			session := "bench-session-" + strconv.FormatInt(id.Add(1), 10)
-			for pb.Next() {
-				if err := do(session); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
+	benchChat(b, e.URL+"/v1/chat/completions", testKey, func(worker int64) string {
+		return "bench-session-" + strconv.FormatInt(worker, 10)
 	})
 }

@@ -1004,7 +1004,7 @@ func BenchmarkLimitChecks(b *testing.B) {
 				key.SpendLimit = config.SpendLimit{USD: 1e12, Period: "month"}
 			}
 			e := startGateway(b, spec{upstreams: []config.Upstream{up}, keys: []config.Key{key}})
-			benchChat(b, e.URL+chatPath, testKey)
+			benchChat(b, e.URL+chatPath, testKey, nil)
 		})
 	}
 }
