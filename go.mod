@@ -9,12 +9,15 @@ require (
 	github.com/goccy/go-yaml v1.19.2
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/openai/openai-go/v3 v3.99.0
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/spf13/cobra v1.10.2
 	github.com/tidwall/gjson v1.20.3
 	github.com/tidwall/sjson v1.2.9
 	golang.org/x/net v0.62.0
 	modernc.org/sqlite v1.62.0
 )
+
+require go.uber.org/atomic v1.12.0 // indirect
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect

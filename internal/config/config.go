@@ -97,6 +97,18 @@ type State struct {
 	RedisURL string `yaml:"redis_url" json:"-"`
 	// RedisPrefix prefixes every key. Default "switchyard:".
 	RedisPrefix string `yaml:"redis_prefix" json:"redis_prefix"`
+	// LeaseTTL is how long an in-flight lease outlives its last renewal:
+	// the slots of an instance that dies come back within it. Its holder
+	// renews it every LeaseTTL/3. Default 15s, ≥ 1s.
+	LeaseTTL time.Duration `yaml:"lease_ttl" json:"lease_ttl"`
+	// SyncInterval is how often an instance refreshes its planning view
+	// (breakers, cooldowns, windows, in-flight, statistics, spend) from
+	// Redis: the bound on how stale a plan can be. Default 250ms, > 0 and
+	// < LeaseTTL/3.
+	SyncInterval time.Duration `yaml:"sync_interval" json:"sync_interval"`
+	// RedisTimeout bounds each Redis operation; one that takes longer is
+	// served from local state instead. Default 250ms, > 0.
+	RedisTimeout time.Duration `yaml:"redis_timeout" json:"redis_timeout"`
 }
 
 // Log configures logging.
@@ -315,8 +327,11 @@ func Default() Config {
 	return Config{
 		Listen: ":8080",
 		Store:  Store{Driver: "sqlite", DSN: "switchyard.db"},
-		State:  State{Driver: "memory", RedisPrefix: "switchyard:"},
-		Log:    Log{Level: "info", Requests: true},
+		State: State{
+			Driver: "memory", RedisPrefix: "switchyard:",
+			LeaseTTL: 15 * time.Second, SyncInterval: 250 * time.Millisecond, RedisTimeout: 250 * time.Millisecond,
+		},
+		Log: Log{Level: "info", Requests: true},
 		Defaults: RouteSettings{
 			Strategy:          StrategyWeightedRandom,
 			Retries:           2,

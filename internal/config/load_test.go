@@ -72,7 +72,8 @@ func TestParseEmptyFileGivesDefaults(t *testing.T) {
 		}{
 			{"listen", cfg.Listen, ":8080"},
 			{"store", cfg.Store, Store{Driver: "sqlite", DSN: "switchyard.db"}},
-			{"state", cfg.State, State{Driver: "memory", RedisPrefix: "switchyard:"}},
+			{"state", cfg.State, State{Driver: "memory", RedisPrefix: "switchyard:", LeaseTTL: 15 * time.Second,
+				SyncInterval: 250 * time.Millisecond, RedisTimeout: 250 * time.Millisecond}},
 			{"log", cfg.Log, Log{Level: "info", Requests: true}},
 			{"defaults", cfg.Defaults, RouteSettings{Strategy: "weighted-random", Retries: 2, Timeout: 300 * time.Second,
 				FirstByteTimeout: 60 * time.Second, MaxBodyBytes: 10485760, StreamIdleTimeout: 60 * time.Second, RetryBudget: 0.2}},

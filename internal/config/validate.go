@@ -276,6 +276,17 @@ func (c *Config) validateServer(v *validator) {
 	if strings.ContainsFunc(c.State.RedisPrefix, unicode.IsSpace) {
 		v.add("state.redis_prefix", "must not contain whitespace, got %q", c.State.RedisPrefix)
 	}
+	if c.State.LeaseTTL < time.Second {
+		v.add("state.lease_ttl", "must be at least 1s, got %s", c.State.LeaseTTL)
+	}
+	if c.State.SyncInterval <= 0 {
+		v.add("state.sync_interval", "must be positive, got %s", c.State.SyncInterval)
+	} else if c.State.LeaseTTL >= time.Second && c.State.SyncInterval >= c.State.LeaseTTL/3 {
+		v.add("state.sync_interval", "must be less than a third of state.lease_ttl (%s), got %s", c.State.LeaseTTL, c.State.SyncInterval)
+	}
+	if c.State.RedisTimeout <= 0 {
+		v.add("state.redis_timeout", "must be positive, got %s", c.State.RedisTimeout)
+	}
 
 	v.oneOf("log.level", c.Log.Level, logLevels)
 	v.secret("metrics.token", c.Metrics.Token)

@@ -113,6 +113,14 @@ func TestValidateRules(t *testing.T) {
 		{"redis url ignored for memory", func(c *Config) { c.State.RedisURL = "not a url" }, ok},
 		{"redis prefix whitespace", func(c *Config) { c.State.RedisPrefix = "sy :" },
 			FieldError{"state.redis_prefix", `must not contain whitespace, got "sy :"`}},
+		{"lease ttl too short", func(c *Config) { c.State.LeaseTTL = 500 * time.Millisecond },
+			FieldError{"state.lease_ttl", "must be at least 1s, got 500ms"}},
+		{"sync interval zero", func(c *Config) { c.State.SyncInterval = 0 },
+			FieldError{"state.sync_interval", "must be positive, got 0s"}},
+		{"sync interval too long for the lease", func(c *Config) { c.State.LeaseTTL, c.State.SyncInterval = 3*time.Second, time.Second },
+			FieldError{"state.sync_interval", "must be less than a third of state.lease_ttl (3s), got 1s"}},
+		{"redis timeout negative", func(c *Config) { c.State.RedisTimeout = -time.Second },
+			FieldError{"state.redis_timeout", "must be positive, got -1s"}},
 
 		// log
 		{"log level unknown", func(c *Config) { c.Log.Level = "trace" },

@@ -47,8 +47,12 @@ func (g *Gateway) AdminHandler() http.Handler {
 // upstream for the admin API's recent rates and shares.
 func (g *Gateway) initTraffic() {
 	g.traffic = admin.NewTraffic(admin.DefaultTrafficWindow)
+	var base state.Stats = state.NewMemory(state.DefaultWindow)
+	if g.shared != nil {
+		base = g.shared
+	}
 	g.stats = &countingStats{
-		Stats:   state.NewMemory(state.DefaultWindow),
+		Stats:   base,
 		traffic: g.traffic,
 		cooling: func(name string) bool { return !g.limiter.View(name, 0).CoolingUntil.IsZero() },
 	}
@@ -424,6 +428,17 @@ func (a adminBackend) State(ctx context.Context) (admin.State, error) {
 			Requests5m: tc.Attempts, Errors5m: tc.Failures, RateLimited5m: tc.RateLimited, RequestsTotal: tc.Total,
 			SpendTodayUSD: g.spend.Total(limits.ScopeUpstream, u.Name, limits.PeriodDay),
 			SpendMonthUSD: g.spend.Total(limits.ScopeUpstream, u.Name, limits.PeriodMonth),
+		}
+		if sv, ok := g.sharedView(u.Name); ok {
+			s.Breaker = admin.BreakerState{State: sv.Breaker, Open: !sv.Admits(now), Reason: sv.BreakerReason}
+			if s.Breaker.Open {
+				s.Breaker.Until = timeOrNil(sv.BreakerUntil)
+			}
+			s.InFlight, s.QueueDepth = max(s.InFlight, sv.InFlight), max(s.QueueDepth, int(sv.QueueDepth))
+			s.RPMUsed, s.TPMUsed = max(s.RPMUsed, sv.RPMUsed), max(s.TPMUsed, sv.TPMUsed)
+			if sv.CooldownUntil.After(lv.CoolingUntil) {
+				s.CooldownUntil = timeOrNil(sv.CooldownUntil)
+			}
 		}
 		if u.Queue.Enabled {
 			s.QueueMax = u.Queue.MaxLength

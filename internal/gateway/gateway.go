@@ -59,6 +59,8 @@ type Gateway struct {
 	limiter  *limits.Limiter
 	spend    *limits.Spend
 	sessions *affinity.Table
+	affinity affinity.Store // sessions, or the Redis table that writes through to it
+	shared   *state.Redis   // the state shared with other instances; nil with state.driver: memory
 	proxy    *proxy.Server
 	prober   *health.Prober
 	metrics  *metrics.Metrics
@@ -94,6 +96,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		sessions: affinity.NewTable(cfg.Affinity.MaxEntries, opts.Clock),
 		recent:   balancer.NewDecisionRing(1000),
 	}
+	g.affinity = g.sessions
+	if err := g.openShared(); err != nil {
+		return nil, err
+	}
 	g.initTraffic()
 	if g.store == nil {
 		st, err := openStore(ctx, cfg.Store)
@@ -103,6 +109,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		g.store = st
 	}
 	g.metrics = g.newMetrics()
+	if g.shared != nil {
+		g.metrics.EnableSharedState()
+		g.affinity = g.shared.Affinity(g.sessions)
+	}
 	if err := g.seedStore(ctx); err != nil {
 		_ = g.store.Close()
 		return nil, err
@@ -138,13 +148,14 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		Clock: opts.Clock, Logger: opts.Logger, Transport: opts.Transport,
 		Breakers: g.breakers, Slots: g.slots, Stats: g.stats, Logs: sink, OnDecision: g.recordDecision,
 		Limiter: g.limiter, Spend: g.spend, KeyRPM: limits.NewKeyLimiter(opts.Clock), Metrics: g.metrics,
-		Affinity: g.sessions,
+		Affinity: g.affinity, Shared: g.shared,
 		Budget:   limits.NewRetryBudget(opts.Clock, cfg.Defaults.RetryBudget),
 		Latency:  func(name string) float64 { return g.prober.LatencyMs(name) },
 	}, cat)
 	g.prober = health.NewProber(cfg.Health, opts.Clock, rand.New(rand.NewPCG(opts.Seed, 0x9e3779b9)), g.breakers,
 		func(ctx context.Context, name string) error { return g.proxy.Probe(ctx, name, cfg.Health.Probe) },
 		g.proxy.ActiveUpstreams)
+	g.runShared(bgCtx)
 	g.bg.Add(2)
 	go func() {
 		defer g.bg.Done()
@@ -230,6 +241,7 @@ func (g *Gateway) buildCatalog(ctx context.Context) (*proxy.Catalog, error) {
 		g.limiter.Configure(u.Name, u.RateLimit.RPM, u.RateLimit.TPM)
 	}
 	g.setNames(ups, keys, routes)
+	g.watchShared(ups, keys)
 	return proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: ups, Keys: keys, Routes: routes, Defaults: g.cfg.Defaults, Affinity: g.cfg.Affinity,
 		Seed: g.seed, Now: g.clock.Now,
@@ -321,12 +333,12 @@ func (g *Gateway) Explain(req proxy.ExplainRequest) (*balancer.Decision, error) 
 // SessionBindings returns the live affinity bindings of a session, across
 // keys and routes.
 func (g *Gateway) SessionBindings(session string) []affinity.Binding {
-	return g.sessions.Lookup(session)
+	return g.affinity.Lookup(session)
 }
 
 // ForgetSession deletes every affinity binding of a session and returns how
 // many there were; its next request is routed afresh.
-func (g *Gateway) ForgetSession(session string) int { return g.sessions.DeleteSession(session) }
+func (g *Gateway) ForgetSession(session string) int { return g.affinity.DeleteSession(session) }
 
 // Store returns the gateway's store.
 func (g *Gateway) Store() store.Store { return g.store }
@@ -381,6 +393,9 @@ func (g *Gateway) Close(ctx context.Context) error {
 	}
 	g.stop()
 	g.bg.Wait()
+	if g.shared != nil {
+		errs = append(errs, g.shared.Close())
+	}
 	errs = append(errs, g.store.Close())
 	return errors.Join(errs...)
 }

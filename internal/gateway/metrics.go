@@ -83,6 +83,12 @@ func (g *Gateway) UpstreamStates() []metrics.UpstreamState {
 			BreakerState: g.breakers.View(name).State.String(),
 			CoolingDown:  !g.limiter.View(name, 0).CoolingUntil.IsZero(),
 		}
+		if sv, ok := g.sharedView(name); ok {
+			// In-flight and queue depth stay this instance's, so that a sum
+			// over instances is right; breaker and cooldown are one shared state.
+			out[i].BreakerState = sv.Breaker
+			out[i].CoolingDown = out[i].CoolingDown || sv.CooldownUntil.After(g.clock.Now())
+		}
 	}
 	return out
 }

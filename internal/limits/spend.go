@@ -224,6 +224,25 @@ func (s *Spend) Load(totals []store.SpendTotal) {
 	}
 }
 
+// Raise lifts scope's name's totals for the current day and month to at
+// least dayUSD and monthUSD: the totals all gateway instances counted in
+// shared state (state.driver: redis), which include this one's. Nothing is
+// queued for the store — each instance stores only what it charged itself.
+// Amounts that are not finite and positive are ignored.
+func (s *Spend) Raise(scope Scope, name string, dayUSD, monthUSD float64) {
+	day, month := periodStarts(s.clk.Now())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.entryLocked(spendKey{scope, name})
+	t.roll(day, month)
+	if dayUSD > t.dayUSD && !math.IsInf(dayUSD, 1) {
+		t.dayUSD = dayUSD
+	}
+	if monthUSD > t.monthUSD && !math.IsInf(monthUSD, 1) {
+		t.monthUSD = monthUSD
+	}
+}
+
 // Pending returns how many stored totals have amounts waiting for a flush.
 func (s *Spend) Pending() int {
 	s.mu.Lock()

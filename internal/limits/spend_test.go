@@ -401,3 +401,31 @@ func TestSpendRunFlusher(t *testing.T) {
 		}
 	})
 }
+
+func TestSpendRaise(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC))
+	tests := []struct {
+		name             string
+		local            float64
+		day, month       float64
+		wantDay, wantMon float64
+	}{
+		{"shared totals above local win", 1, 3, 5, 3, 5},
+		{"local above shared stays", 4, 3, 3, 4, 4},
+		{"NaN and infinities are ignored", 2, math.NaN(), math.Inf(1), 2, 2},
+		{"negative is ignored", 2, -1, -1, 2, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSpend(clk)
+			s.Add(ScopeUpstream, "u", tc.local)
+			s.Raise(ScopeUpstream, "u", tc.day, tc.month)
+			if d, m := s.Total(ScopeUpstream, "u", PeriodDay), s.Total(ScopeUpstream, "u", PeriodMonth); d != tc.wantDay || m != tc.wantMon {
+				t.Fatalf("day %v month %v, want %v %v", d, m, tc.wantDay, tc.wantMon)
+			}
+			if s.Pending() != 1 {
+				t.Fatalf("Raise queued amounts for the store: %d pending", s.Pending())
+			}
+		})
+	}
+}

@@ -22,6 +22,10 @@ func recordAll(m *Metrics) {
 	m.Selection("gpt-4o", "openai-main")
 	m.Affinity(AffinityHit)
 	m.SetStateSource(fakeSource{{Name: "openai-main"}})
+	m.EnableSharedState()
+	m.StateRedisUp(false)
+	m.StateFallback("admit")
+	m.StateRoundTrip("admit")
 }
 
 // families returns the switchyard_ families the registry holds after recordAll.
@@ -39,8 +43,8 @@ func families(t *testing.T) map[string]string {
 			out[f.GetName()] = strings.ToLower(f.GetType().String())
 		}
 	}
-	if len(out) != 16 {
-		t.Fatalf("got %d switchyard_ families, want 16: %v", len(out), out)
+	if len(out) != 19 {
+		t.Fatalf("got %d switchyard_ families, want 19: %v", len(out), out)
 	}
 	return out
 }

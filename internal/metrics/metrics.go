@@ -39,6 +39,7 @@ type Metrics struct {
 	source      atomic.Pointer[source]        // the StateSource, or nil
 	droppedFn   atomic.Pointer[func() uint64] // the SetDroppedLogs hook, or nil
 	dropped     atomic.Uint64                 // dropped request logs counted by DroppedLogs
+	shared      atomic.Pointer[sharedState]   // the state.driver: redis families, or nil
 
 	requests    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec

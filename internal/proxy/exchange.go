@@ -300,13 +300,12 @@ func (x *exchange) runPlan(ctx context.Context, plan balancer.Plan, rs config.Ro
 		}
 		x.s.opts.Stats.Dispatched(name, x.s.opts.Clock.Now())
 		res := x.attempt(ctx, up, rs, model, body)
-		d.finish(x, res)
+		// A success (re)binds the session.
+		bind := res.outcome == health.Success && x.affKey.Session != "" && rebinds(plan.Decision.Affinity, name)
+		d.finish(x, res, bind)
 		if res.outcome == health.Canceled {
 			x.log.Status, x.log.ErrorClass = 499, "client_canceled"
 			return true
-		}
-		if res.outcome == health.Success && x.affKey.Session != "" && rebinds(plan.Decision.Affinity, name) {
-			x.s.opts.Affinity.Bind(x.affKey, name, x.affPol) // a success (re)binds the session
 		}
 		if res.written || !res.outcome.Failover() {
 			return true
@@ -340,53 +339,119 @@ type dispatched struct {
 	up      *upstream
 	release func()
 	resv    *limits.Reservation
-	full    bool // not dispatched: every slot was taken (without queueing)
+	ticket  *state.Ticket // the shared admission (state.driver: redis)
+	full    bool          // not dispatched: every slot was taken (without queueing)
 }
 
 // dispatch claims the breaker's permission, an RPM/TPM reservation and a
-// concurrency slot (waiting in the queue for a waitable upstream). On
-// failure it gives back what it took and says why in skip.
+// concurrency slot (waiting in the queue for a waitable upstream). With
+// shared state it then asks Redis for the same three across instances, in
+// one round trip; the local breaker and slot limits apply only while Redis
+// is down. On failure it gives back what it took and says why in skip.
 func (x *exchange) dispatch(ctx context.Context, up *upstream, waitable bool) (d dispatched, skip string) {
 	name, o := up.cfg.Name, &x.s.opts
-	if ok, _ := o.Breakers.Acquire(name); !ok {
-		return d, "breaker open"
+	shared := o.Shared != nil && o.Shared.Up()
+	local := !shared // whether the local breaker was asked, and must be told
+	if local {
+		if ok, _ := o.Breakers.Acquire(name); !ok {
+			return d, "breaker open"
+		}
 	}
 	resv, ok := o.Limiter.Reserve(name, x.est)
 	if !ok {
-		o.Breakers.Record(name, health.Canceled, "not sent: rate limit")
+		if local {
+			o.Breakers.Record(name, health.Canceled, "not sent: rate limit")
+		}
 		return d, "rate limit reached"
+	}
+	limit := up.cfg.MaxConcurrency
+	if shared {
+		limit = 0 // count only: the shared leases enforce it
 	}
 	var release func()
 	var err error
-	if waitable {
-		release, err = o.Slots.Acquire(ctx, name, up.cfg.MaxConcurrency, up.cfg.Queue)
-	} else if release, ok = o.Slots.TryAcquire(name, up.cfg.MaxConcurrency); !ok {
+	if waitable && !shared {
+		release, err = o.Slots.Acquire(ctx, name, limit, up.cfg.Queue)
+	} else if release, ok = o.Slots.TryAcquire(name, limit); !ok {
 		err = limits.ErrConcurrencyFull
+	}
+	if err == nil && o.Shared != nil {
+		t, den := o.Shared.Admit(ctx, state.Admission{
+			Upstream: name, Tokens: x.est, RPM: up.cfg.RateLimit.RPM, TPM: up.cfg.RateLimit.TPM,
+			MaxConcurrency: up.cfg.MaxConcurrency, Queue: up.cfg.Queue, Wait: waitable,
+		})
+		if den != nil {
+			release()
+			resv.Cancel()
+			return d, x.sharedDenial(den, waitable, &d)
+		}
+		d.ticket = &t
 	}
 	if err != nil {
 		resv.Cancel()
-		o.Breakers.Record(name, health.Canceled, "not sent: "+err.Error())
+		if local {
+			o.Breakers.Record(name, health.Canceled, "not sent: "+err.Error())
+		}
 		if errors.Is(err, limits.ErrQueueFull) || errors.Is(err, limits.ErrQueueTimeout) {
 			x.queueErr = err
 		}
 		d.full = !waitable
 		return d, "concurrency full (" + err.Error() + ")"
 	}
-	return dispatched{up: up, release: release, resv: resv}, ""
+	d.up, d.release, d.resv = up, release, resv
+	return d, ""
+}
+
+// sharedDenial notes why Redis refused an attempt and returns the skip reason.
+func (x *exchange) sharedDenial(den *state.Denial, waitable bool, d *dispatched) string {
+	x.noteRetry(den.Wait)
+	switch den.Reason {
+	case "breaker":
+		return "breaker open"
+	case "full":
+		d.full = !waitable
+		return "concurrency full (" + limits.ErrConcurrencyFull.Error() + ")"
+	case "queue_full":
+		x.queueErr = limits.ErrQueueFull
+		return "concurrency full (" + limits.ErrQueueFull.Error() + ")"
+	case "queue_timeout":
+		x.queueErr = limits.ErrQueueTimeout
+		return "concurrency full (" + limits.ErrQueueTimeout.Error() + ")"
+	case "cooldown":
+		return "rate limited (cooling down)"
+	}
+	return "rate limit reached"
 }
 
 // finish gives back the slot, settles the reservation with the real usage
-// and feeds the outcome to the breaker, the statistics and the spend.
-func (d dispatched) finish(x *exchange, res attemptResult) {
+// and feeds the outcome to the breaker, the statistics and the spend, and
+// binds the session when bind is set. With shared state all of that also
+// goes to Redis in one round trip.
+func (d dispatched) finish(x *exchange, res attemptResult, bind bool) {
 	o, name := &x.s.opts, d.up.cfg.Name
 	d.release()
 	now := o.Clock.Now()
-	o.Stats.Observe(name, res.sample(), now)
+	sample := res.sample()
+	o.Stats.Observe(name, sample, now)
 	o.Breakers.Record(name, res.outcome, res.detail)
 	o.Metrics.Attempt(name, res.outcome.String())
 	if res.class != "" {
 		o.Metrics.UpstreamError(name, res.class)
 	}
+	settle := state.Settlement{Outcome: sharedOutcome(res.outcome), Detail: res.detail, Result: sample,
+		Cooldown: res.cooldown, CooldownType: res.limitType}
+	if bind {
+		if d.ticket != nil {
+			settle.Bind = &state.Bind{Key: x.affKey, Upstream: name, Policy: x.affPol}
+		} else {
+			o.Affinity.Bind(x.affKey, name, x.affPol)
+		}
+	}
+	defer func() {
+		if d.ticket != nil {
+			o.Shared.Settle(*d.ticket, settle)
+		}
+	}()
 	if res.outcome != health.Success {
 		d.resv.Commit(0) // the request counted; its tokens did not
 		return
@@ -396,12 +461,27 @@ func (d dispatched) finish(x *exchange, res attemptResult) {
 	}
 	in, out := x.log.InputTokens, x.log.OutputTokens
 	d.resv.Commit(in + out)
+	settle.Tokens = in + out
 	o.Metrics.Tokens(name, x.model, in, out)
 	if cost := limits.Cost(in, out, d.up.cfg.Price); cost > 0 {
 		o.Spend.Add(limits.ScopeUpstream, name, cost)
 		o.Spend.Add(limits.ScopeKey, x.key.cfg.Name, cost)
 		o.Metrics.Spend(name, x.key.cfg.Name, cost)
+		settle.Spend, settle.SpendKey = cost, x.key.cfg.Name
 	}
+}
+
+// sharedOutcome maps an outcome class to the shared breaker's.
+func sharedOutcome(o health.Outcome) byte {
+	switch o {
+	case health.Success:
+		return state.Success
+	case health.ServerError:
+		return state.Failure
+	case health.AuthError:
+		return state.AuthFailure
+	}
+	return state.Neutral
 }
 
 // limitLabel is the metrics label of a 429's limit type.
@@ -470,6 +550,9 @@ type attemptResult struct {
 	ttft    time.Duration // a stream's first event
 	tps     float64       // a stream's output tokens per second after the first event
 	headers time.Duration // a non-streaming answer's response headers: its TTFT for metrics only
+	// a 429's cooldown, for the shared state
+	cooldown  time.Duration
+	limitType string
 }
 
 // sample is what the attempt tells the live statistics.
@@ -521,7 +604,7 @@ func (x *exchange) attempt(ctx context.Context, up *upstream, rs config.RouteSet
 			cd := x.s.opts.Limiter.RateLimited(up.cfg.Name, resp.Header, errBody)
 			x.noteRetry(cd.Wait)
 			x.s.opts.Metrics.RateLimited(up.cfg.Name, limitLabel(cd.LimitType))
-			detail, class = "rate limited (429)", ""
+			return attemptResult{outcome: outcome, detail: "rate limited (429)", cooldown: cd.Wait, limitType: cd.LimitType}
 		case health.AuthError:
 			class = metrics.ErrorAuth
 		}

@@ -8,6 +8,7 @@ import (
 	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/limits"
+	"switchyard/internal/state"
 )
 
 // ExplainRequest describes a dry-run routing decision.
@@ -99,6 +100,11 @@ func (s *Server) snapshot(ups []*upstream, tokens int64) ([]balancer.Candidate, 
 			BreakerOpen: v.Open, BreakerReason: v.Reason, SlowStart: v.SlowStart,
 			RateLimited: lv.Limited(), RateLimitReason: lv.Reason,
 		}
+		if s.opts.Shared != nil {
+			if sv, ok := s.opts.Shared.View(name); ok {
+				overlayShared(c, sv, now, note)
+			}
+		}
 		if s.opts.Spend.Exceeded(limits.ScopeUpstream, name, u.cfg.SpendLimit) {
 			c.SpendExceeded, c.SpendReason = true, fmt.Sprintf("spend limit $%g per %s reached", u.cfg.SpendLimit.USD, u.cfg.SpendLimit.Period)
 		}
@@ -113,4 +119,35 @@ func (s *Server) snapshot(ups []*upstream, tokens int64) ([]balancer.Candidate, 
 		}
 	}
 	return cands, soonest
+}
+
+// overlayShared applies the shared state of the last sync to a candidate
+// built from local state: the shared breaker replaces the local one (Redis
+// decides admission), a shared cooldown or full window filters it, and the
+// counts become the instances' totals. note receives when the upstream is
+// expected back.
+func overlayShared(c *balancer.Candidate, sv state.View, now time.Time, note func(time.Time)) {
+	c.BreakerOpen = !sv.Admits(now)
+	c.BreakerReason = ""
+	if c.BreakerOpen {
+		c.BreakerReason = "shared breaker " + sv.Breaker
+		if sv.BreakerReason != "" {
+			c.BreakerReason += ": " + sv.BreakerReason
+		}
+		note(sv.BreakerUntil)
+	}
+	c.WindowRequests = sv.Stats.WindowRequests
+	c.InFlight = max(c.InFlight, sv.InFlight)
+	c.QueueDepth = max(c.QueueDepth, int(sv.QueueDepth))
+	c.RPMUsed, c.TPMUsed = max(c.RPMUsed, sv.RPMUsed), max(c.TPMUsed, sv.TPMUsed)
+	switch {
+	case c.RateLimited:
+	case sv.CooldownUntil.After(now):
+		c.RateLimited, c.RateLimitReason = true, "cooling down after 429 (shared)"
+		note(sv.CooldownUntil)
+	case c.RPMLimit > 0 && c.RPMUsed >= c.RPMLimit:
+		c.RateLimited, c.RateLimitReason = true, fmt.Sprintf("rpm %d/%d (shared)", c.RPMUsed, c.RPMLimit)
+	case c.TPMLimit > 0 && c.TPMUsed > 0 && c.TPMUsed >= c.TPMLimit:
+		c.RateLimited, c.RateLimitReason = true, fmt.Sprintf("tpm %d/%d (shared)", c.TPMUsed, c.TPMLimit)
+	}
 }

@@ -53,6 +53,11 @@ type Options struct {
 	KeyRPM *limits.KeyLimiter
 	// Budget bounds retries (defaults.retry_budget). Default: ratio 0.2.
 	Budget *limits.RetryBudget
+	// Shared, when set (state.driver: redis), is the routing state shared
+	// with other instances: it admits every attempt against the shared
+	// breakers, windows, cooldowns and leases, and the local state above
+	// is only fed, to take over while Redis is down.
+	Shared *state.Redis
 	// Affinity holds session bindings. Default: an in-process table of 10,000.
 	Affinity affinity.Store
 	// Metrics records the Prometheus series. Default: a private, unexported set.

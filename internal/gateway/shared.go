@@ -1,0 +1,73 @@
+package gateway
+
+import (
+	"context"
+
+	"switchyard/internal/config"
+	"switchyard/internal/limits"
+	"switchyard/internal/state"
+)
+
+// openShared connects the Redis shared state when state.driver is redis;
+// nil for memory. Redis being down is not an error: the instance starts on
+// local state and switches when Redis answers.
+func (g *Gateway) openShared() error {
+	if g.cfg.State.Driver != "redis" {
+		return nil
+	}
+	r, err := state.NewRedis(g.cfg.State, g.cfg.Circuit, state.RedisOptions{
+		Clock: g.clock, Logger: g.log,
+		OnRoundTrip: func(op string) { g.metrics.StateRoundTrip(op) },
+		OnFallback:  func(op string) { g.metrics.StateFallback(op) },
+		OnUp:        func(up bool) { g.metrics.StateRedisUp(up) },
+		OnTransition: func(upstream, to, reason string) {
+			g.log.Info("shared breaker transition", "upstream", upstream, "to", to, "reason", reason)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	g.shared = r
+	return nil
+}
+
+// runShared keeps the shared view, the leases and the spend totals fresh
+// until ctx ends.
+func (g *Gateway) runShared(ctx context.Context) {
+	if g.shared == nil {
+		return
+	}
+	g.bg.Add(1)
+	go func() {
+		defer g.bg.Done()
+		g.shared.Run(ctx, func(scope, name string, day, month float64) {
+			g.spend.Raise(limits.Scope(scope), name, day, month)
+		})
+	}()
+}
+
+// watchShared tells the sync loop what the catalog just built holds.
+func (g *Gateway) watchShared(ups []config.Upstream, keys []config.Key) {
+	if g.shared == nil {
+		return
+	}
+	w := state.Watch{}
+	for _, u := range ups {
+		w.Upstreams = append(w.Upstreams, u.Name)
+	}
+	for _, k := range keys {
+		if k.SpendLimit.USD > 0 {
+			w.SpendKeys = append(w.SpendKeys, k.Name)
+		}
+	}
+	g.shared.SetWatch(w)
+}
+
+// sharedView returns an upstream's shared state for the admin API and the
+// metrics gauges; ok is false with the memory driver or while Redis is down.
+func (g *Gateway) sharedView(name string) (state.View, bool) {
+	if g.shared == nil {
+		return state.View{}, false
+	}
+	return g.shared.View(name)
+}

@@ -1,0 +1,117 @@
+-- admit: may one request be sent to an upstream now? Checks, in order, the
+-- breaker, the 429 cooldown, the RPM and TPM windows and the concurrency
+-- leases (and the FIFO queue in front of them); when all pass it counts the
+-- request, reserves its tokens, takes a lease and, in half-open, claims the
+-- single probe slot — all in one atomic step.
+--
+-- KEYS: 1 breaker hash, 2 cooldown, 3 rpm zset, 4 tpm hash, 5 lease zset,
+--       6 queue zset, 7 window hash
+-- ARGV: 1 now ms, 2 ticket id, 3 tokens, 4 rpm limit, 5 tpm limit,
+--       6 max concurrency, 7 lease ms, 8 probe interval ms, 9 probe lease ms,
+--       10 queue: 0 none, 1 wait in it, 11 queue max length, 12 queue timeout ms,
+--       13 ttl ms of the breaker and statistics keys
+-- Returns {1, probe, in_flight} or {0, reason, wait ms}; reason is one of
+-- breaker, cooldown, rpm, tpm, full, queue_full.
+local now = tonumber(ARGV[1])
+local id = ARGV[2]
+local tokens = tonumber(ARGV[3])
+local rpm, tpm, maxc = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local lease, pint, plea = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local queued, qmax, qtimeout = ARGV[10] == '1', tonumber(ARGV[11]), tonumber(ARGV[12])
+local keep = tonumber(ARGV[13])
+
+-- breaker
+local b = redis.call('HMGET', KEYS[1], 'st', 'until', 'pnext', 'pheld')
+local st = b[1] or ''
+local probe = 0
+if st == 'open' then
+  local untl = tonumber(b[2]) or 0
+  if now < untl then return {0, 'breaker', untl - now} end
+  redis.call('HSET', KEYS[1], 'st', 'half', 'succ', 0, 'pheld', 0)
+  st = 'half'
+  b[4] = '0'
+end
+if st == 'half' then
+  local pnext, pheld = tonumber(b[3]) or 0, tonumber(b[4]) or 0
+  if pheld > now then return {0, 'breaker', math.max(pnext - now, 1)} end
+  if now < pnext then return {0, 'breaker', pnext - now} end
+  probe = 1
+end
+
+-- 429 cooldown
+local cd = redis.call('PTTL', KEYS[2])
+if cd > 0 then return {0, 'cooldown', cd} end
+
+-- request and token windows (60 s)
+local since = now - 60000
+if rpm > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', since)
+  if redis.call('ZCARD', KEYS[3]) >= rpm then
+    local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+    return {0, 'rpm', math.max(tonumber(oldest[2]) + 60000 - now, 1)}
+  end
+end
+local sec = math.floor(now / 1000)
+if tpm > 0 then
+  local used, first = 0, nil
+  local h = redis.call('HGETALL', KEYS[4])
+  for i = 1, #h, 2 do
+    local s = tonumber(h[i])
+    if s <= sec - 60 then
+      redis.call('HDEL', KEYS[4], h[i])
+    else
+      used = used + tonumber(h[i + 1])
+      if first == nil or s < first then first = s end
+    end
+  end
+  -- A request larger than the whole limit passes on an empty window, as
+  -- the local limiter lets it.
+  if used > 0 and used + tokens > tpm then
+    return {0, 'tpm', math.max((first + 60) * 1000 - now, 1)}
+  end
+end
+
+-- concurrency leases, and the queue in front of them
+local inflight = 0
+if maxc > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - qtimeout - lease)
+  inflight = redis.call('ZCARD', KEYS[5])
+  local free = maxc - inflight
+  local rank = redis.call('ZRANK', KEYS[6], id)
+  local waiting = redis.call('ZCARD', KEYS[6])
+  if rank == false then
+    -- Not queued: a slot is free only if nobody waits for one.
+    if free <= 0 or waiting > 0 then
+      if not queued then return {0, 'full', 0} end
+      if waiting >= qmax then return {0, 'queue_full', 0} end
+      redis.call('ZADD', KEYS[6], now, id)
+      redis.call('PEXPIRE', KEYS[6], qtimeout + lease * 2)
+      return {0, 'full', 0}
+    end
+  elseif rank >= free then
+    return {0, 'full', 0}
+  else
+    redis.call('ZREM', KEYS[6], id)
+  end
+  redis.call('ZADD', KEYS[5], now + lease, id)
+  redis.call('PEXPIRE', KEYS[5], lease * 2)
+  inflight = inflight + 1
+end
+
+-- admitted: count it
+if rpm > 0 then
+  redis.call('ZADD', KEYS[3], now, id)
+  redis.call('PEXPIRE', KEYS[3], 61000)
+end
+if tpm > 0 and tokens > 0 then
+  redis.call('HINCRBY', KEYS[4], sec, tokens)
+  redis.call('PEXPIRE', KEYS[4], 61000)
+end
+redis.call('HINCRBY', KEYS[7], sec, 1)
+redis.call('PEXPIRE', KEYS[7], 61000)
+if probe == 1 then
+  redis.call('HSET', KEYS[1], 'pheld', now + plea, 'pnext', now + pint)
+  redis.call('PEXPIRE', KEYS[1], keep)
+end
+return {1, probe, inflight}

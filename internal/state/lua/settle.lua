@@ -1,0 +1,100 @@
+-- settle: one attempt has ended. Gives its lease back, corrects its token
+-- reservation, starts a 429 cooldown, feeds the breaker and folds the
+-- measurements into the shared EWMAs — all in one atomic step.
+--
+-- KEYS: 1 breaker hash, 2 failure zset, 3 cooldown, 4 tpm hash, 5 lease zset,
+--       6 queue zset, 7 statistics hash
+-- ARGV: 1 now ms, 2 ticket id, 3 outcome (s success, f failure, a auth
+--       error, n neutral), 4 reason, 5 reservation's tpm bucket (s),
+--       6 token correction, 7 cooldown ms, 8 failure threshold,
+--       9 failure window ms, 10 open ms, 11 success threshold, 12 latency ms,
+--       13 ttft ms, 14 tokens/s, 15 alpha, 16 ttl ms of the breaker and
+--       statistics keys, 17 cooldown reason
+-- Returns the breaker transition: '' (none), 'open', 'half' or 'closed'.
+local now, id, outcome, reason = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
+local bucket, delta, cool = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
+local threshold, window, open = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local succNeeded = tonumber(ARGV[11])
+local lat, ttft, tps, alpha = tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15])
+local keep = tonumber(ARGV[16])
+
+redis.call('ZREM', KEYS[5], id)
+redis.call('ZREM', KEYS[6], id)
+if delta ~= 0 and redis.call('HEXISTS', KEYS[4], bucket) == 1 then
+  redis.call('HINCRBY', KEYS[4], bucket, delta)
+end
+if cool > 0 and redis.call('PTTL', KEYS[3]) < cool then
+  redis.call('SET', KEYS[3], ARGV[17], 'PX', cool)
+end
+
+-- breaker
+local function trip(why)
+  local b = redis.call('HMGET', KEYS[1], 'trips', 'closed')
+  local trips, closed = tonumber(b[1]) or 0, tonumber(b[2]) or 0
+  if closed > 0 and now - closed >= window then trips = 0 end
+  trips = trips + 1
+  local d = open * math.min(2 ^ (trips - 1), 10)
+  redis.call('HSET', KEYS[1], 'st', 'open', 'until', now + d, 'trips', trips, 'reason', why, 'pheld', 0, 'succ', 0)
+  redis.call('DEL', KEYS[2])
+  return 'open'
+end
+local transition = ''
+local st = redis.call('HGET', KEYS[1], 'st') or ''
+if st == 'open' then
+  local untl = tonumber(redis.call('HGET', KEYS[1], 'until')) or 0
+  if now >= untl then
+    redis.call('HSET', KEYS[1], 'st', 'half', 'succ', 0, 'pheld', 0)
+    st, transition = 'half', 'half'
+  end
+end
+if st == '' then
+  if outcome == 'a' then
+    transition = trip('auth error: ' .. reason)
+  elseif outcome == 'f' then
+    redis.call('ZADD', KEYS[2], now, id)
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
+    redis.call('PEXPIRE', KEYS[2], window)
+    local n = redis.call('ZCARD', KEYS[2])
+    if n >= threshold then
+      transition = trip(n .. ' failures within ' .. (window / 1000) .. 's (last: ' .. reason .. ')')
+    end
+  end
+elseif st == 'half' then
+  if outcome == 's' then
+    local succ = redis.call('HINCRBY', KEYS[1], 'succ', 1)
+    redis.call('HSET', KEYS[1], 'pheld', 0)
+    if succ >= succNeeded then
+      redis.call('HSET', KEYS[1], 'st', '', 'closed', now, 'reason', '', 'succ', 0)
+      transition = 'closed'
+    end
+  elseif outcome == 'a' then
+    transition = trip('auth error: ' .. reason)
+  elseif outcome == 'f' then
+    transition = trip('probe failed: ' .. reason)
+  else
+    redis.call('HSET', KEYS[1], 'pheld', 0)
+  end
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], keep) end
+
+-- statistics
+local function ewma(field, x)
+  if x <= 0 then return end
+  local old = tonumber(redis.call('HGET', KEYS[7], field)) or 0
+  if old == 0 then
+    redis.call('HSET', KEYS[7], field, x)
+  else
+    redis.call('HSET', KEYS[7], field, alpha * x + (1 - alpha) * old)
+  end
+end
+ewma('lat', lat)
+ewma('ttft', ttft)
+ewma('tps', tps)
+if outcome == 'f' or outcome == 'a' then
+  redis.call('HINCRBY', KEYS[7], 'fails', 1)
+  redis.call('HSET', KEYS[7], 'lastfail', now)
+elseif outcome == 's' then
+  redis.call('HSET', KEYS[7], 'fails', 0)
+end
+redis.call('PEXPIRE', KEYS[7], keep)
+return transition

@@ -1,0 +1,214 @@
+package state
+
+import (
+	"context"
+	_ "embed" // the Lua scripts
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"switchyard/internal/affinity"
+)
+
+var (
+	//go:embed lua/bind_get.lua
+	bindGetLua string
+	//go:embed lua/bind_set.lua
+	bindSetLua string
+
+	bindGetScript = redis.NewScript(bindGetLua)
+	bindSetScript = redis.NewScript(bindSetLua)
+)
+
+// Bind is a session binding for Settle to make in its round trip.
+type Bind struct {
+	Key      affinity.Key
+	Upstream string
+	Policy   affinity.Policy
+}
+
+// RedisAffinity is the sticky table shared through Redis: a session bound
+// through one instance is served by the same upstream through every other.
+// Bindings carry their TTLs in Redis (sliding and absolute, applied by the
+// scripts); affinity.max_entries bounds only the local table. Every Bind is
+// written through to the local table too, which serves Get while Redis is
+// down, so that sessions stay sticky per instance through an outage.
+type RedisAffinity struct {
+	r     *Redis
+	local *affinity.Table
+}
+
+var _ affinity.Store = (*RedisAffinity)(nil)
+
+// Affinity returns the shared sticky table, falling back to local.
+// Settle writes the bindings it makes to local as well.
+func (r *Redis) Affinity(local *affinity.Table) *RedisAffinity {
+	r.localAff = local
+	return &RedisAffinity{r: r, local: local}
+}
+
+// bindingKey is the Redis key of k's binding. The parts are joined with a
+// byte no configured name contains (keys and routes are validated; a
+// session id is any string, so it goes last).
+func (r *Redis) bindingKey(k affinity.Key) string {
+	return r.prefix + "aff:b:" + k.APIKey + "\x1f" + k.Route + "\x1f" + k.Session
+}
+
+// sessionIndex is the key of the set of session's binding keys.
+func (r *Redis) sessionIndex(session string) string { return r.prefix + "aff:s:" + session }
+
+func policyMs(p affinity.Policy) (sliding, absolute int64) {
+	return max(p.Sliding.Milliseconds(), 0), max(p.Absolute.Milliseconds(), 0)
+}
+
+// Get returns k's live binding from Redis (one round trip), marking it used.
+func (a *RedisAffinity) Get(k affinity.Key, pol affinity.Policy) (string, bool) {
+	if !a.r.up.Load() {
+		a.r.fallback(OpAffinity)
+		return a.local.Get(k, pol)
+	}
+	ctx, cancel := a.r.ctx()
+	defer cancel()
+	sl, ab := policyMs(pol)
+	up, err := bindGetScript.Run(ctx, a.r.rdb, []string{a.r.bindingKey(k)}, a.r.nowMs(), sl, ab).Text()
+	if !a.r.result(OpAffinity, err) {
+		return a.local.Get(k, pol)
+	}
+	if up == "" {
+		return "", false
+	}
+	return up, true
+}
+
+// Peek returns k's live binding without marking it used.
+func (a *RedisAffinity) Peek(k affinity.Key, pol affinity.Policy) (affinity.Binding, bool) {
+	if !a.r.up.Load() {
+		return a.local.Peek(k, pol)
+	}
+	bs, ok := a.read(k.Session, []string{a.r.bindingKey(k)}, pol)
+	if !ok {
+		return a.local.Peek(k, pol)
+	}
+	if len(bs) == 0 {
+		return affinity.Binding{}, false
+	}
+	return bs[0], true
+}
+
+// Bind binds k to upstream in Redis and in the local table.
+func (a *RedisAffinity) Bind(k affinity.Key, upstream string, pol affinity.Policy) {
+	a.local.Bind(k, upstream, pol)
+	if k.Session == "" || upstream == "" || !a.r.up.Load() {
+		return
+	}
+	ctx, cancel := a.r.ctx()
+	defer cancel()
+	b := a.r.batch()
+	a.r.bindIn(ctx, b, Bind{Key: k, Upstream: upstream, Policy: pol}, a.r.clk.Now())
+	a.r.result(OpAffinity, b.exec(ctx))
+}
+
+// bindIn queues a binding in b. The caller writes it to its local table.
+func (r *Redis) bindIn(ctx context.Context, b *batch, bd Bind, now time.Time) {
+	if bd.Key.Session == "" || bd.Upstream == "" {
+		return
+	}
+	sl, ab := policyMs(bd.Policy)
+	bk := r.bindingKey(bd.Key)
+	b.eval(ctx, bindSetScript, []string{bk, r.sessionIndex(bd.Key.Session)}, now.UnixMilli(), bd.Upstream, sl, ab, bk)
+}
+
+// DeleteSession removes session's bindings in Redis and locally.
+func (a *RedisAffinity) DeleteSession(session string) int {
+	n := a.local.DeleteSession(session)
+	if !a.r.up.Load() {
+		return n
+	}
+	ctx, cancel := a.r.ctx()
+	defer cancel()
+	idx := a.r.sessionIndex(session)
+	keys, err := a.r.rdb.SMembers(ctx, idx).Result()
+	if !a.r.result(OpAffinity, err) {
+		return n
+	}
+	removed, err := a.r.rdb.Del(ctx, append(keys, idx)...).Result()
+	if !a.r.result(OpAffinity, err) {
+		return n
+	}
+	return max(n, int(removed)-1) // the index itself is not a binding
+}
+
+// Lookup returns session's live bindings, from Redis when it answers.
+func (a *RedisAffinity) Lookup(session string) []affinity.Binding {
+	if !a.r.up.Load() {
+		return a.local.Lookup(session)
+	}
+	ctx, cancel := a.r.ctx()
+	defer cancel()
+	keys, err := a.r.rdb.SMembers(ctx, a.r.sessionIndex(session)).Result()
+	if !a.r.result(OpAffinity, err) {
+		return a.local.Lookup(session)
+	}
+	bs, ok := a.read(session, keys, affinity.Policy{})
+	if !ok {
+		return a.local.Lookup(session)
+	}
+	slices.SortFunc(bs, func(x, y affinity.Binding) int {
+		if c := strings.Compare(x.Route, y.Route); c != 0 {
+			return c
+		}
+		return strings.Compare(x.APIKey, y.APIKey)
+	})
+	return bs
+}
+
+// read fetches the bindings stored at keys. Redis expires them by their
+// TTLs; pol, when it has limits, also drops any already expired under it.
+func (a *RedisAffinity) read(session string, keys []string, pol affinity.Policy) ([]affinity.Binding, bool) {
+	out := []affinity.Binding{}
+	if len(keys) == 0 {
+		return out, true
+	}
+	ctx, cancel := a.r.ctx()
+	defer cancel()
+	pipe := a.r.rdb.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(keys))
+	ttls := make([]*redis.DurationCmd, len(keys))
+	for i, k := range keys {
+		cmds[i] = pipe.HMGet(ctx, k, "up", "created", "used")
+		ttls[i] = pipe.PTTL(ctx, k)
+	}
+	_, err := pipe.Exec(ctx)
+	if !a.r.result(OpAffinity, err) {
+		return nil, false
+	}
+	now := a.r.clk.Now()
+	prefix := a.r.prefix + "aff:b:"
+	for i, k := range keys {
+		v := cmds[i].Val()
+		up, _ := v[0].(string)
+		if up == "" {
+			continue
+		}
+		parts := strings.SplitN(strings.TrimPrefix(k, prefix), "\x1f", 3)
+		if len(parts) != 3 || parts[2] != session {
+			continue
+		}
+		b := affinity.Binding{
+			Key:       affinity.Key{APIKey: parts[0], Route: parts[1], Session: parts[2]},
+			Upstream:  up,
+			CreatedAt: time.UnixMilli(parseInt(v[1])).UTC(),
+			LastUsed:  time.UnixMilli(parseInt(v[2])).UTC(),
+		}
+		if pol.Sliding > 0 && now.Sub(b.LastUsed) >= pol.Sliding || pol.Absolute > 0 && now.Sub(b.CreatedAt) >= pol.Absolute {
+			continue
+		}
+		if d := ttls[i].Val(); d > 0 {
+			b.ExpiresAt = now.Add(d).UTC()
+		}
+		out = append(out, b)
+	}
+	return out, true
+}

@@ -1,0 +1,298 @@
+package state
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Spend scopes as the shared counters name them (limits.ScopeUpstream and
+// limits.ScopeKey).
+const (
+	ScopeUpstream = "upstream"
+	ScopeKey      = "key"
+)
+
+// Watch lists what the sync loop reads: the configured upstreams, and the
+// client keys with a spend limit.
+type Watch struct {
+	Upstreams []string
+	SpendKeys []string
+}
+
+// View is one upstream's shared state as of the last sync, for planning.
+type View struct {
+	// Breaker is closed, open or half_open.
+	Breaker string
+	// BreakerUntil is, while open, the end of the open period; while
+	// half-open, when the next probe is due (zero if due now).
+	BreakerUntil time.Time
+	// ProbeHeld is true while half-open with the probe claimed.
+	ProbeHeld bool
+	// BreakerReason says why it last tripped.
+	BreakerReason string
+	// CooldownUntil is the end of a shared 429 cooldown; zero if none.
+	CooldownUntil time.Time
+	// RPMUsed and TPMUsed are the requests and tokens in the sliding minute
+	// across all instances (counted only for upstreams with that limit).
+	RPMUsed, TPMUsed int64
+	// InFlight is the live leases across all instances; QueueDepth the
+	// requests queued for one.
+	InFlight, QueueDepth int64
+	// Stats are the shared statistics.
+	Stats Snapshot
+}
+
+// Admits reports whether the breaker lets a request through at now.
+func (v View) Admits(now time.Time) bool {
+	switch v.Breaker {
+	case "open":
+		return !now.Before(v.BreakerUntil)
+	case "half_open":
+		return !v.ProbeHeld && !now.Before(v.BreakerUntil)
+	}
+	return true
+}
+
+// View returns upstream's shared state as of the last sync; ok is false
+// when Redis is down or the upstream has not been synced yet, and the
+// caller uses its local state.
+func (r *Redis) View(upstream string) (View, bool) {
+	if !r.up.Load() {
+		return View{}, false
+	}
+	m := r.view.Load()
+	if m == nil {
+		return View{}, false
+	}
+	v, ok := (*m)[upstream]
+	return v, ok
+}
+
+// SetWatch sets what the sync loop reads (on start and on every reload).
+func (r *Redis) SetWatch(w Watch) { r.watch.Store(&w) }
+
+// Run refreshes the view every sync_interval and renews the leases of
+// requests in flight every lease_ttl/3 until ctx ends. While Redis is down
+// each tick is the attempt to reach it again. onSpend receives the shared
+// spend totals of every watched upstream and key.
+func (r *Redis) Run(ctx context.Context, onSpend func(scope, name string, dayUSD, monthUSD float64)) {
+	tick := r.clk.After(r.sync)
+	renew := r.clk.After(r.lease / 3)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			r.Sync(onSpend)
+			tick = r.clk.After(r.sync)
+		case <-renew:
+			r.Renew()
+			renew = r.clk.After(r.lease / 3)
+		}
+	}
+}
+
+// upstreamReads are one upstream's reads in a sync batch.
+type upstreamReads struct {
+	brk           *redis.SliceCmd
+	cd            *redis.DurationCmd
+	rpm, inflight *redis.IntCmd
+	queue         *redis.IntCmd
+	tpm, stats    *redis.MapStringStringCmd
+	win           *redis.MapStringStringCmd
+}
+
+// Sync reads the shared state of every watched upstream and spend scope in
+// one round trip and replaces the view. A success after Redis was down
+// re-registers the leases held here at once.
+func (r *Redis) Sync(onSpend func(scope, name string, dayUSD, monthUSD float64)) {
+	w := r.watch.Load()
+	if w == nil {
+		w = &Watch{}
+	}
+	wasUp := r.up.Load()
+	now := r.clk.Now()
+	nowMs := now.UnixMilli()
+	ctx, cancel := r.ctx()
+	defer cancel()
+	pipe := r.rdb.Pipeline()
+	reads := make([]upstreamReads, len(w.Upstreams))
+	since, later := strconv.FormatInt(nowMs-60000, 10), "("+strconv.FormatInt(nowMs, 10)
+	for i, u := range w.Upstreams {
+		reads[i] = upstreamReads{
+			brk:      pipe.HMGet(ctx, r.key(u, "brk"), "st", "until", "pnext", "pheld", "reason"),
+			cd:       pipe.PTTL(ctx, r.key(u, "cd")),
+			rpm:      pipe.ZCount(ctx, r.key(u, "rpm"), "("+since, "+inf"),
+			tpm:      pipe.HGetAll(ctx, r.key(u, "tpm")),
+			inflight: pipe.ZCount(ctx, r.key(u, "lease"), later, "+inf"),
+			queue:    pipe.ZCard(ctx, r.key(u, "queue")),
+			stats:    pipe.HGetAll(ctx, r.key(u, "stats")),
+			win:      pipe.HGetAll(ctx, r.key(u, "win")),
+		}
+	}
+	type spendRead struct {
+		scope, name string
+		cmd         *redis.SliceCmd
+	}
+	var spends []spendRead
+	for _, sc := range [...]struct {
+		scope string
+		names []string
+	}{{ScopeUpstream, w.Upstreams}, {ScopeKey, w.SpendKeys}} {
+		for _, n := range sc.names {
+			d, m := r.spendKeys(sc.scope, n, now)
+			spends = append(spends, spendRead{sc.scope, n, pipe.MGet(ctx, d, m)})
+		}
+	}
+	_, err := pipe.Exec(ctx)
+	if !r.result(OpSync, err) {
+		return
+	}
+	if !wasUp {
+		r.Renew()
+	}
+	view := make(map[string]View, len(w.Upstreams))
+	sec := nowMs / 1000
+	for i, u := range w.Upstreams {
+		view[u] = reads[i].view(now, sec)
+	}
+	r.view.Store(&view)
+	if onSpend == nil {
+		return
+	}
+	for _, s := range spends {
+		v := s.cmd.Val()
+		if len(v) == 2 && (v[0] != nil || v[1] != nil) {
+			onSpend(s.scope, s.name, parseFloat(v[0]), parseFloat(v[1]))
+		}
+	}
+}
+
+// view decodes one upstream's reads.
+func (rd *upstreamReads) view(now time.Time, sec int64) View {
+	var v View
+	b := rd.brk.Val()
+	st := func(i int) string {
+		if i < len(b) {
+			s, _ := b[i].(string)
+			return s
+		}
+		return ""
+	}
+	untl, pnext, pheld := parseInt(st(1)), parseInt(st(2)), parseInt(st(3))
+	nowMs := now.UnixMilli()
+	switch st(0) {
+	case "open":
+		v.Breaker, v.BreakerUntil = "open", time.UnixMilli(untl)
+		if nowMs >= untl { // due to turn half-open on the next admission
+			v.Breaker, v.BreakerUntil = "half_open", time.UnixMilli(max(pnext, untl))
+		}
+	case "half":
+		v.Breaker, v.BreakerUntil, v.ProbeHeld = "half_open", time.UnixMilli(pnext), pheld > nowMs
+	default:
+		v.Breaker = "closed"
+	}
+	v.BreakerReason = st(4)
+	if d := rd.cd.Val(); d > 0 {
+		v.CooldownUntil = now.Add(d)
+	}
+	v.RPMUsed, v.InFlight, v.QueueDepth = rd.rpm.Val(), rd.inflight.Val(), rd.queue.Val()
+	for f, n := range rd.tpm.Val() {
+		if parseInt(f) > sec-60 {
+			v.TPMUsed += parseInt(n)
+		}
+	}
+	for f, n := range rd.win.Val() {
+		if parseInt(f) > sec-60 {
+			v.Stats.WindowRequests += parseInt(n)
+		}
+	}
+	s := rd.stats.Val()
+	v.Stats.LatencyEWMA, v.Stats.TTFTEWMA, v.Stats.TPSEWMA = parseFloat(s["lat"]), parseFloat(s["ttft"]), parseFloat(s["tps"])
+	v.Stats.ConsecutiveFailures = int(parseInt(s["fails"]))
+	if lf := parseInt(s["lastfail"]); lf > 0 {
+		v.Stats.LastFailure = time.UnixMilli(lf)
+	}
+	return v
+}
+
+// Renew extends the lease of every request in flight here by lease_ttl,
+// re-creating any that Redis lost (a restart): one round trip.
+func (r *Redis) Renew() {
+	r.mu.Lock()
+	if len(r.held) == 0 {
+		r.mu.Unlock()
+		return
+	}
+	expiry := float64(r.nowMs() + r.lease.Milliseconds())
+	byKey := map[string][]redis.Z{}
+	for id, up := range r.held {
+		k := r.key(up, "lease")
+		byKey[k] = append(byKey[k], redis.Z{Score: expiry, Member: id})
+	}
+	r.mu.Unlock()
+	ctx, cancel := r.ctx()
+	defer cancel()
+	pipe := r.rdb.Pipeline()
+	for k, zs := range byKey {
+		pipe.ZAdd(ctx, k, zs...)
+		pipe.PExpire(ctx, k, 2*r.lease)
+	}
+	_, err := pipe.Exec(ctx)
+	r.result(OpLease, err)
+}
+
+// spendKeys returns the keys of scope's name's shared spend in the UTC day
+// and month holding now.
+func (r *Redis) spendKeys(scope, name string, now time.Time) (day, month string) {
+	now = now.UTC()
+	y, m, d := now.Date()
+	base := r.prefix + "spend:" + scope + ":" + name
+	return base + ":d:" + strconv.Itoa(y*10000+int(m)*100+d), base + ":m:" + strconv.Itoa(y*100+int(m))
+}
+
+// addSpend queues a charge of usd to scope's name for the day and month.
+func (r *Redis) addSpend(ctx context.Context, b *batch, now time.Time, scope, name string, usd float64) {
+	d, m := r.spendKeys(scope, name, now)
+	b.pipe.IncrByFloat(ctx, d, usd)
+	b.pipe.Expire(ctx, d, 48*time.Hour)
+	b.pipe.IncrByFloat(ctx, m, usd)
+	b.pipe.Expire(ctx, m, 32*24*time.Hour)
+}
+
+// Dispatched counts a request in the local window; the shared one counts it
+// at admission.
+func (r *Redis) Dispatched(upstream string, now time.Time) { r.local.Dispatched(upstream, now) }
+
+// Observe folds a result into the local statistics; the shared ones get it
+// at Settle.
+func (r *Redis) Observe(upstream string, res Result, now time.Time) {
+	r.local.Observe(upstream, res, now)
+}
+
+// Snapshot returns the shared statistics as of the last sync, or the local
+// ones while Redis is down.
+func (r *Redis) Snapshot(upstream string, now time.Time) Snapshot {
+	if v, ok := r.View(upstream); ok {
+		return v.Stats
+	}
+	return r.local.Snapshot(upstream, now)
+}
+
+// Forget drops the local statistics; the shared ones expire by themselves.
+func (r *Redis) Forget(upstream string) { r.local.Forget(upstream) }
+
+func parseInt(v any) int64 {
+	s, _ := v.(string)
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+func parseFloat(v any) float64 {
+	s, _ := v.(string)
+	f, _ := strconv.ParseFloat(s, 64)
+	return f
+}
