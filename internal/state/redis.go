@@ -259,12 +259,18 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 		if wait {
 			qmode = "1"
 		}
+		// Take the wake-up channel before asking: a slot freed here between
+		// the answer and the wait must not be missed.
+		var woken <-chan struct{}
+		if wait {
+			woken = r.wakeup(a.Upstream)
+		}
 		rctx, cancel := r.ctx()
 		res, err := admitScript.Run(rctx, r.rdb,
 			[]string{r.key(a.Upstream, "brk"), r.key(a.Upstream, "cd"), r.key(a.Upstream, "rpm"), r.key(a.Upstream, "tpm"),
 				r.key(a.Upstream, "lease"), r.key(a.Upstream, "queue"), r.key(a.Upstream, "win")},
 			now, t.id, t.tokens, a.RPM, a.TPM, a.MaxConcurrency, r.lease.Milliseconds(),
-			c.ProbeInterval.Milliseconds(), max(a.Queue.Timeout, r.lease).Milliseconds(),
+			c.ProbeInterval.Milliseconds(), r.lease.Milliseconds(),
 			qmode, a.Queue.MaxLength, a.Queue.Timeout.Milliseconds(), keepMs).Slice()
 		cancel()
 		if !r.result(OpAdmit, err) || len(res) != 3 {
@@ -285,7 +291,7 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 			deadline = r.clk.After(a.Queue.Timeout)
 		}
 		select {
-		case <-r.wakeup(a.Upstream):
+		case <-woken:
 		case <-r.clk.After(queuePoll):
 		case <-deadline:
 			r.leaveQueue(a.Upstream, t.id)
@@ -369,7 +375,9 @@ func (r *Redis) Settle(t Ticket, s Settlement) {
 	r.mu.Lock()
 	delete(r.held, t.id)
 	r.mu.Unlock()
-	r.released(t.upstream)
+	// Wake the requests queued here once the lease is given back in Redis:
+	// woken earlier, they would find the slot still taken and sleep a poll.
+	defer r.released(t.upstream)
 	if s.Bind != nil && r.localAff != nil {
 		r.localAff.Bind(s.Bind.Key, s.Bind.Upstream, s.Bind.Policy)
 	}

@@ -227,7 +227,8 @@ func (r *Redis) Renew() {
 		r.mu.Unlock()
 		return
 	}
-	expiry := float64(r.nowMs() + r.lease.Milliseconds())
+	now := r.nowMs()
+	expiry := float64(now + r.lease.Milliseconds())
 	byKey := map[string][]redis.Z{}
 	for id, up := range r.held {
 		k := r.key(up, "lease")
@@ -237,11 +238,42 @@ func (r *Redis) Renew() {
 	ctx, cancel := r.ctx()
 	defer cancel()
 	pipe := r.rdb.Pipeline()
+	expired := strconv.FormatInt(now, 10)
 	for k, zs := range byKey {
+		// Admit sweeps expired leases only under max_concurrency; sweep
+		// here too, or the leases of dead instances would pile up in a
+		// key every renewal keeps alive.
+		pipe.ZRemRangeByScore(ctx, k, "-inf", expired)
 		pipe.ZAdd(ctx, k, zs...)
 		pipe.PExpire(ctx, k, 2*r.lease)
 	}
 	_, err := pipe.Exec(ctx)
+	if !r.result(OpLease, err) {
+		return
+	}
+	// A request settled while the renewal was on its way had its lease
+	// removed before the ZADD put it back: remove it again, or the ghost
+	// would hold a slot for lease_ttl. (Settle forgets a ticket before its
+	// round trip, so one still held here is settled after the renewal.)
+	r.mu.Lock()
+	gone := map[string][]any{}
+	for k, zs := range byKey {
+		for _, z := range zs {
+			id := z.Member.(string)
+			if _, ok := r.held[id]; !ok {
+				gone[k] = append(gone[k], id)
+			}
+		}
+	}
+	r.mu.Unlock()
+	if len(gone) == 0 {
+		return
+	}
+	pipe = r.rdb.Pipeline()
+	for k, ids := range gone {
+		pipe.ZRem(ctx, k, ids...)
+	}
+	_, err = pipe.Exec(ctx)
 	r.result(OpLease, err)
 }
 

@@ -7,7 +7,9 @@
 -- KEYS: 1 breaker hash, 2 cooldown, 3 rpm zset, 4 tpm hash, 5 lease zset,
 --       6 queue zset, 7 window hash
 -- ARGV: 1 now ms, 2 ticket id, 3 tokens, 4 rpm limit, 5 tpm limit,
---       6 max concurrency, 7 lease ms, 8 probe interval ms, 9 probe lease ms,
+--       6 max concurrency, 7 lease ms, 8 probe interval ms, 9 probe lease ms
+--       (how long a claimed probe whose outcome never comes blocks the next;
+--       probe_interval still spaces them),
 --       10 queue: 0 none, 1 wait in it, 11 queue max length, 12 queue timeout ms,
 --       13 ttl ms of the breaker and statistics keys
 -- Returns {1, probe, in_flight} or {0, reason, wait ms}; reason is one of
@@ -108,7 +110,13 @@ if tpm > 0 and tokens > 0 then
   redis.call('HINCRBY', KEYS[4], sec, tokens)
   redis.call('PEXPIRE', KEYS[4], 61000)
 end
-redis.call('HINCRBY', KEYS[7], sec, 1)
+if redis.call('HINCRBY', KEYS[7], sec, 1) == 1 then
+  -- a new second: drop the buckets that have left the window, or steady
+  -- traffic (which keeps refreshing the TTL) would grow the hash for ever
+  for _, f in ipairs(redis.call('HKEYS', KEYS[7])) do
+    if tonumber(f) <= sec - 60 then redis.call('HDEL', KEYS[7], f) end
+  end
+end
 redis.call('PEXPIRE', KEYS[7], 61000)
 if probe == 1 then
   redis.call('HSET', KEYS[1], 'pheld', now + plea, 'pnext', now + pint)
