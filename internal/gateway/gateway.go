@@ -149,8 +149,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		Breakers: g.breakers, Slots: g.slots, Stats: g.stats, Logs: sink, OnDecision: g.recordDecision,
 		Limiter: g.limiter, Spend: g.spend, KeyRPM: limits.NewKeyLimiter(opts.Clock), Metrics: g.metrics,
 		Affinity: g.affinity, Shared: g.shared,
-		Budget:   limits.NewRetryBudget(opts.Clock, cfg.Defaults.RetryBudget),
-		Latency:  func(name string) float64 { return g.prober.LatencyMs(name) },
+		Budget:  limits.NewRetryBudget(opts.Clock, cfg.Defaults.RetryBudget),
+		Latency: func(name string) float64 { return g.prober.LatencyMs(name) },
 	}, cat)
 	g.prober = health.NewProber(cfg.Health, opts.Clock, rand.New(rand.NewPCG(opts.Seed, 0x9e3779b9)), g.breakers,
 		func(ctx context.Context, name string) error { return g.proxy.Probe(ctx, name, cfg.Health.Probe) },
