@@ -449,6 +449,9 @@ func (d dispatched) finish(x *exchange, res attemptResult, bind bool) {
 	}
 	defer func() {
 		if d.ticket != nil {
+			// Before the handler returns: a non-streaming answer waits in
+			// the server's buffer until then, so the client has it only
+			// once its session binding is in Redis for every instance.
 			o.Shared.Settle(*d.ticket, settle)
 		}
 	}()
