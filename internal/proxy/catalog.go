@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -20,7 +22,7 @@ import (
 type Catalog struct {
 	upstreams []*upstream           // by name
 	byName    map[string]*upstream  // name → upstream
-	keys      map[string]*clientKey // hex SHA-256 of the secret → key
+	keys      map[[sha256.Size]byte]*clientKey // SHA-256 of the secret → key
 	routes    []*route
 	fallback  *route // the defaults, for models without a route entry
 	maxBody   int64  // the largest max_body_bytes of any route
@@ -71,7 +73,7 @@ type CatalogInput struct {
 
 // NewCatalog indexes in. It fails only on a strategy the balancer does not know.
 func NewCatalog(in CatalogInput) (*Catalog, error) {
-	c := &Catalog{byName: map[string]*upstream{}, keys: map[string]*clientKey{}, maxBody: in.Defaults.MaxBodyBytes}
+	c := &Catalog{byName: map[string]*upstream{}, keys: map[[sha256.Size]byte]*clientKey{}, maxBody: in.Defaults.MaxBodyBytes}
 	for _, u := range in.Upstreams {
 		up := &upstream{cfg: u, protocol: protocolOf(u.Provider), base: strings.TrimRight(u.BaseURL, "/"), apiVersion: u.APIVersion}
 		mig := u.AffinityMigration
@@ -100,7 +102,11 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 				ck.upstreams[n] = true
 			}
 		}
-		c.keys[strings.ToLower(hash)] = ck
+		var sum [sha256.Size]byte
+		if n, err := hex.Decode(sum[:], []byte(hash)); err != nil || n != len(sum) {
+			return nil, fmt.Errorf("key %s: key_sha256 is not a hex SHA-256", k.Name)
+		}
+		c.keys[sum] = ck
 	}
 	newRoute := func(i int, r config.Route) (*route, error) {
 		b, err := balancer.New(balancer.Options{
@@ -144,7 +150,7 @@ func (c *Catalog) authenticate(r *http.Request) (*clientKey, error) {
 	if secret == "" {
 		return nil, newError(ErrUnauthorized, "missing API key: send Authorization: Bearer <key> or x-api-key")
 	}
-	k := c.keys[config.HashKey(secret)]
+	k := c.keys[sha256.Sum256([]byte(secret))]
 	if k == nil {
 		return nil, newError(ErrUnauthorized, "invalid API key")
 	}

@@ -93,9 +93,13 @@ var upstreamOnlyHeaders = []string{
 // isUpstreamAccountHeader reports rate-limit headers of the upstream account,
 // which say nothing true about the pool the client is using.
 func isUpstreamAccountHeader(name string) bool {
-	l := strings.ToLower(name)
-	return strings.HasPrefix(l, "x-ratelimit-") || strings.HasPrefix(l, "anthropic-ratelimit-") ||
-		strings.HasPrefix(l, "x-switchyard-")
+	return hasPrefixFold(name, "x-ratelimit-") || hasPrefixFold(name, "anthropic-ratelimit-") ||
+		hasPrefixFold(name, "x-switchyard-")
+}
+
+// hasPrefixFold is strings.HasPrefix ignoring ASCII case, without allocating.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // copyRequestHeaders copies the client's headers that may go upstream.
