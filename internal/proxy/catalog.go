@@ -20,8 +20,8 @@ import (
 // configuration change and swapped in atomically; in-flight requests finish
 // on the one they started with.
 type Catalog struct {
-	upstreams []*upstream           // by name
-	byName    map[string]*upstream  // name → upstream
+	upstreams []*upstream                      // by name
+	byName    map[string]*upstream             // name → upstream
 	keys      map[[sha256.Size]byte]*clientKey // SHA-256 of the secret → key
 	routes    []*route
 	fallback  *route // the defaults, for models without a route entry

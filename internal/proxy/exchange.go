@@ -589,7 +589,7 @@ func (x *exchange) attempt(ctx context.Context, up *upstream, rs config.RouteSet
 	}
 	x.setUpstreamHeaders(req, up)
 	sent := x.s.opts.Clock.Now()
-	resp, err := x.s.client.Do(req)
+	resp, err := x.s.upstream.RoundTrip(req)
 	if err != nil {
 		return x.transportFailure(actx, err)
 	}

@@ -42,7 +42,7 @@ func (s *Server) Probe(ctx context.Context, name, kind string) error {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	setUpstreamAuth(req.Header, up)
-	resp, err := s.client.Do(req)
+	resp, err := s.upstream.RoundTrip(req)
 	if err != nil {
 		return &health.OutcomeError{Outcome: health.ServerError, Err: fmt.Errorf("probing %s: %w", name, unwrapURLError(err))}
 	}

@@ -108,7 +108,7 @@ func copyRequestHeaders(dst, src http.Header) {
 		if isUpstreamAccountHeader(k) {
 			continue
 		}
-		dst[k] = append([]string(nil), vs...)
+		dst[k] = vs // shared, never appended to: Set and Del replace whole entries
 	}
 	for _, h := range hopHeaders {
 		dst.Del(h)

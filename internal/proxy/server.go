@@ -76,9 +76,13 @@ type Options struct {
 
 // Server is the client-facing HTTP handler. Create it with New.
 type Server struct {
-	opts    Options
-	client  *http.Client
-	catalog atomic.Pointer[Catalog]
+	opts Options
+	// upstream sends upstream requests. It is the transport itself, not an
+	// http.Client: redirects from an LLM API are not followed (the body
+	// would be lost), and the client's redirect bookkeeping costs a header
+	// copy per request.
+	upstream http.RoundTripper
+	catalog  atomic.Pointer[Catalog]
 }
 
 // New returns a Server routing with cat.
@@ -113,11 +117,7 @@ func New(opts Options, cat *Catalog) *Server {
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = 64 << 20
 	}
-	s := &Server{opts: opts, client: &http.Client{
-		Transport: opts.Transport,
-		// Redirects from an LLM API are not followed: the body would be lost.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	s := &Server{opts: opts, upstream: opts.Transport}
 	s.catalog.Store(cat)
 	return s
 }

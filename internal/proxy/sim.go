@@ -40,11 +40,9 @@ type SimRequest struct {
 type SimPlan struct {
 	// Plan is the balancer's plan.
 	Plan balancer.Plan
-	// Route is the matched route's model pattern; Settings its settings and
-	// Fallbacks its fallback_models.
-	Route     string
-	Settings  config.RouteSettings
-	Fallbacks []string
+	// Route is the matched route's model pattern and Settings its settings.
+	Route    string
+	Settings config.RouteSettings
 	// Affinity is the binding key of the session on this route; its Session
 	// is "" when the request has none or affinity is off for the route.
 	// Policy is the route's affinity policy, for Bind.
@@ -103,7 +101,7 @@ func (s *Server) PlanForSim(req SimRequest) (p SimPlan, ok bool, err error) {
 	x.pin(&breq, rt)
 	return SimPlan{
 		Plan: rt.bal.Plan(breq, cands), Route: rt.cfg.Model, Settings: rt.cfg.RouteSettings,
-		Fallbacks: rt.cfg.FallbackModels, Affinity: x.affKey, Policy: x.affPol, Wait: wait,
+		Affinity: x.affKey, Policy: x.affPol, Wait: wait,
 	}, true, nil
 }
 
