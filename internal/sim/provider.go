@@ -1,0 +1,240 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Timings of answers that are not generated (DESIGN-independent modelling
+// choices, documented in docs/simulator.md).
+const (
+	// refusedAfter is how long a refused connection takes to fail.
+	refusedAfter = 10 * time.Millisecond
+	// rejectedAfter is how long a provider takes to answer 429.
+	rejectedAfter = 20 * time.Millisecond
+)
+
+// answerKind is how a provider treats one request.
+type answerKind uint8
+
+const (
+	answerOK      answerKind = iota // 200, usage in/out
+	answerError                     // 5xx
+	answer429                       // rate limited
+	answerRefused                   // connection refused (outage)
+	answerHang                      // accepted, never answered
+)
+
+// answer is what a provider decided about one request when it arrived.
+type answer struct {
+	kind   answerKind
+	status int
+	// first is when the response headers (a stream: its first event)
+	// arrive, after the request was sent; total when the whole answer has.
+	first, total time.Duration
+	// limitType is the quota a 429 ran out of: "requests" or "tokens".
+	limitType string
+	// in and out are the usage of a success; tps a stream's output rate.
+	in, out int64
+	tps     float64
+}
+
+// provider is the model of one upstream's provider: its latencies, its own
+// sliding-minute RPM/TPM windows (enforced the way providers do: 429 with
+// Retry-After and x-ratelimit-* / anthropic-ratelimit-* headers on every
+// answer), its error rate and its outage, brown-out and hang windows.
+type provider struct {
+	m    Provider
+	rng  *rand.Rand
+	base time.Time // the simulation's start, for Anthropic's RFC 3339 resets
+	reqs minuteWindow
+	toks minuteWindow
+	hdr  http.Header // reused for every answer: the gateway never keeps it
+}
+
+func newProvider(m Provider, rng *rand.Rand, base time.Time) *provider {
+	return &provider{m: m, rng: rng, base: base, hdr: make(http.Header, 8)}
+}
+
+// conditions returns the error rate and latency factor in force at now.
+func (p *provider) conditions(now time.Duration) (errRate, factor float64) {
+	errRate, factor = p.m.ErrorRate, 1
+	for _, b := range p.m.Brownouts {
+		if now >= b.Start && now < b.End {
+			errRate, factor = b.ErrorRate, b.LatencyFactor
+		}
+	}
+	return errRate, factor
+}
+
+func inWindows(ws []Window, now time.Duration) bool {
+	for _, w := range ws {
+		if w.contains(now) {
+			return true
+		}
+	}
+	return false
+}
+
+// receive decides what happens to a request sent at now with prompt input
+// tokens, max_tokens maxTokens and a completion of out tokens.
+func (p *provider) receive(now time.Duration, stream bool, prompt, maxTokens, out int64) answer {
+	switch {
+	case inWindows(p.m.Outages, now):
+		return answer{kind: answerRefused, first: refusedAfter, total: refusedAfter}
+	case inWindows(p.m.Hangs, now):
+		return answer{kind: answerHang}
+	}
+	sec := int64(now / time.Second)
+	need := prompt + maxTokens // providers count max_tokens at admission
+	switch {
+	case p.m.RPM > 0 && p.reqs.used(sec)+1 > int64(p.m.RPM):
+		return answer{kind: answer429, status: http.StatusTooManyRequests, first: rejectedAfter, total: rejectedAfter, limitType: "requests"}
+	case p.m.TPM > 0 && p.toks.used(sec)+need > int64(p.m.TPM):
+		return answer{kind: answer429, status: http.StatusTooManyRequests, first: rejectedAfter, total: rejectedAfter, limitType: "tokens"}
+	}
+	p.reqs.add(sec, 1)
+	p.toks.add(sec, need)
+	errRate, factor := p.conditions(now)
+	if errRate > 0 && p.rng.Float64() < errRate {
+		first := scale(p.m.TTFT.sample(p.rng), factor)
+		return answer{kind: answerError, status: 500 + 2*p.rng.IntN(2), first: first, total: first}
+	}
+	a := answer{kind: answerOK, status: http.StatusOK, in: prompt, out: out}
+	if stream {
+		a.tps = p.m.TokensPerSecond / factor
+		a.first = scale(p.m.TTFT.sample(p.rng), factor)
+		a.total = a.first + time.Duration(float64(out)/a.tps*float64(time.Second))
+	} else {
+		a.first = scale(p.m.Latency.sample(p.rng), factor)
+		a.total = a.first
+	}
+	return a
+}
+
+func scale(d time.Duration, f float64) time.Duration { return time.Duration(float64(d) * f) }
+
+// headers returns the rate-limit headers of an answer sent at now (a 429 of
+// limitType adds Retry-After, when the provider sends it). The map is
+// reused by the next call.
+func (p *provider) headers(now time.Duration, limitType string) http.Header {
+	h := p.hdr
+	clear(h)
+	sec := int64(now / time.Second)
+	if p.m.Headers != HeadersNone {
+		p.quotaHeaders(h, now, "requests", int64(p.m.RPM), &p.reqs, sec)
+		p.quotaHeaders(h, now, "tokens", int64(p.m.TPM), &p.toks, sec)
+	}
+	if limitType != "" && *p.m.RetryAfter {
+		w := &p.reqs
+		need, limit := int64(1), int64(p.m.RPM)
+		if limitType == "tokens" {
+			w, limit = &p.toks, int64(p.m.TPM)
+		}
+		wait := w.freeIn(now, need, limit)
+		h.Set("Retry-After", strconv.FormatInt(max(int64((wait+time.Second-1)/time.Second), 1), 10))
+	}
+	return h
+}
+
+// quotaHeaders sets one quota's limit, remaining and reset headers in the
+// provider's dialect; a limit of 0 sets none.
+func (p *provider) quotaHeaders(h http.Header, now time.Duration, quota string, limit int64, w *minuteWindow, sec int64) {
+	if limit <= 0 {
+		return
+	}
+	remaining := max(limit-w.used(sec), 0)
+	reset := w.oldestLeaves(now) // remaining grows no sooner than this
+	lim, rem := strconv.FormatInt(limit, 10), strconv.FormatInt(remaining, 10)
+	if p.m.Headers == HeadersAnthropic {
+		pre := "Anthropic-Ratelimit-" + upperFirst(quota) + "-"
+		h.Set(pre+"Limit", lim)
+		h.Set(pre+"Remaining", rem)
+		h.Set(pre+"Reset", p.base.Add(now+reset).UTC().Format(time.RFC3339))
+		return
+	}
+	h.Set("X-Ratelimit-Limit-"+upperFirst(quota), lim)
+	h.Set("X-Ratelimit-Remaining-"+upperFirst(quota), rem)
+	h.Set("X-Ratelimit-Reset-"+upperFirst(quota), reset.Round(time.Millisecond).String())
+}
+
+func upperFirst(s string) string { return string(s[0]-'a'+'A') + s[1:] }
+
+// rateLimitBody returns the 429 error body of the provider's dialect.
+func (p *provider) rateLimitBody(limitType string) []byte {
+	if p.m.Headers == HeadersAnthropic {
+		if limitType == "tokens" {
+			return anthropicTokens429
+		}
+		return anthropicRequests429
+	}
+	if limitType == "tokens" {
+		return openAITokens429
+	}
+	return openAIRequests429
+}
+
+var (
+	openAIRequests429    = []byte(`{"error":{"message":"Rate limit reached on requests per min (RPM)","type":"requests","code":"rate_limit_exceeded"}}`)
+	openAITokens429      = []byte(`{"error":{"message":"Rate limit reached on tokens per min (TPM)","type":"tokens","code":"rate_limit_exceeded"}}`)
+	anthropicRequests429 = []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"Number of requests has exceeded your per-minute rate limit"}}`)
+	anthropicTokens429   = []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`)
+)
+
+// minuteWindow counts units over the last 60 whole seconds, in 1 s buckets:
+// the provider's own sliding minute.
+type minuteWindow struct {
+	count [60]int64
+	sec   [60]int64 // the second each bucket holds; stale buckets count 0
+}
+
+// used returns the units counted in the 60 seconds ending with second sec.
+func (w *minuteWindow) used(sec int64) int64 {
+	var n int64
+	for i := range w.count {
+		if sec-w.sec[i] < 60 && w.sec[i] <= sec {
+			n += w.count[i]
+		}
+	}
+	return n
+}
+
+func (w *minuteWindow) add(sec, n int64) {
+	i := sec % 60
+	if w.sec[i] != sec {
+		w.sec[i], w.count[i] = sec, 0
+	}
+	w.count[i] += n
+}
+
+// freeIn returns how long from now until need more units fit under limit.
+func (w *minuteWindow) freeIn(now time.Duration, need, limit int64) time.Duration {
+	sec := int64(now / time.Second)
+	excess := w.used(sec) + need - limit
+	if excess <= 0 {
+		return 0
+	}
+	for s := max(sec-59, 0); s <= sec; s++ {
+		if i := s % 60; w.sec[i] == s {
+			excess -= w.count[i]
+		}
+		if excess <= 0 {
+			return time.Duration(s+60)*time.Second - now
+		}
+	}
+	return time.Minute
+}
+
+// oldestLeaves returns how long from now until the oldest counted unit
+// leaves the window; 0 when the window is empty.
+func (w *minuteWindow) oldestLeaves(now time.Duration) time.Duration {
+	sec := int64(now / time.Second)
+	for s := max(sec-59, 0); s <= sec; s++ {
+		if i := s % 60; w.sec[i] == s && w.count[i] > 0 {
+			return time.Duration(s+60)*time.Second - now
+		}
+	}
+	return 0
+}

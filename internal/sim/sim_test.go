@@ -1,0 +1,154 @@
+package sim
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const examples = "../../examples/scenarios/"
+
+// simulate loads a config and a scenario and runs them with seed.
+func simulate(t *testing.T, cfgPath, scenarioPath string, seed uint64) *Report {
+	t.Helper()
+	cfg := loadConfig(t, cfgPath)
+	sc, err := LoadScenario(scenarioPath, cfg)
+	if err != nil {
+		t.Fatalf("loading %s: %v", scenarioPath, err)
+	}
+	rp, err := Run(cfg, sc, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rp
+}
+
+func files(t *testing.T, rp *Report) map[string][]byte {
+	t.Helper()
+	fs, err := rp.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+// TestDeterminism runs the scenario that touches every path (tiers, a slot
+// queue, limits with and without headers, fallback models, sessions,
+// probes, outages, brown-outs and hangs) three times.
+func TestDeterminism(t *testing.T) {
+	run := func(seed uint64) map[string][]byte {
+		return files(t, simulate(t, "testdata/mixed.config.yaml", "testdata/mixed.yaml", seed))
+	}
+	a, b, c := run(1), run(1), run(2)
+	names := make([]string, 0, len(a))
+	for n := range a {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) != 6 {
+		t.Fatalf("outputs %v, want 6 files", names)
+	}
+	differs := 0
+	for _, n := range names {
+		if !bytes.Equal(a[n], b[n]) {
+			t.Errorf("%s: two runs with seed 1 differ", n)
+		}
+		if !bytes.Equal(a[n], c[n]) {
+			differs++
+		}
+	}
+	if differs < len(names)-1 { // the breaker chart may coincide; the rest may not
+		t.Errorf("only %d of %d outputs differ between seeds 1 and 2", differs, len(names))
+	}
+}
+
+func TestWeightedSplit(t *testing.T) {
+	rp := simulate(t, examples+"weighted-split.config.yaml", examples+"weighted-split.yaml", 1)
+	s := rp.Summary
+	if s.Overall.Requests < 30000 {
+		t.Fatalf("only %d requests", s.Overall.Requests)
+	}
+	for _, u := range s.Upstreams {
+		if d := math.Abs(u.Share - u.ConfiguredShare); d > 0.02 {
+			t.Errorf("%s: share %.4f, configured %.4f: more than 2 points apart", u.Name, u.Share, u.ConfiguredShare)
+		}
+		if u.ConfiguredShare == 0 {
+			t.Errorf("%s: no configured share", u.Name)
+		}
+	}
+	if s.Overall.SuccessRate != 1 {
+		t.Errorf("success rate %v with healthy upstreams, want 1", s.Overall.SuccessRate)
+	}
+}
+
+// TestRateLimitStormGolden compares the rate-limit-storm example's summary
+// with the committed one; go test -run Golden -update rewrites it.
+func TestRateLimitStormGolden(t *testing.T) {
+	rp := simulate(t, examples+"rate-limit-storm.config.yaml", examples+"rate-limit-storm.yaml", 2)
+	fs := files(t, rp)
+	for _, name := range []string{FileSummaryJSON, FileSummaryMD} {
+		golden := filepath.Join("testdata", "rate-limit-storm."+name)
+		if *update {
+			if err := os.WriteFile(golden, fs[name], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run with -update to create it)", err)
+		}
+		if !bytes.Equal(fs[name], want) {
+			t.Errorf("%s differs from %s (run with -update if the change is intended):\n%s", name, golden, fs[name])
+		}
+	}
+	// What the golden file must show, whatever its numbers.
+	s := rp.Summary
+	byName := map[string]UpstreamSummary{}
+	for _, u := range s.Upstreams {
+		byName[u.Name] = u
+	}
+	if byName["openai-spare"].RateLimited == 0 {
+		t.Error("the spare key (no rate-limit headers) was never answered 429")
+	}
+	if p := byName["openai-primary"]; p.RateLimited > p.Requests/100 {
+		t.Errorf("primary: %d 429s of %d: its headers should let the gateway route around its limit", p.RateLimited, p.Requests)
+	}
+}
+
+// TestOutageAndRecovery checks the example's story: the upstream that is
+// down trips its breaker, gets nothing while down, and traffic comes back.
+func TestOutageAndRecovery(t *testing.T) {
+	rp := simulate(t, examples+"outage-and-recovery.config.yaml", examples+"outage-and-recovery.yaml", 7)
+	rec := rp.rec
+	a := -1
+	for i, n := range rp.names {
+		if n == "openai-a" {
+			a = i
+		}
+	}
+	if a < 0 || rp.Summary.Upstreams[a].BreakerTrips == 0 {
+		t.Fatalf("openai-a: %+v, want breaker trips", rp.Summary.Upstreams)
+	}
+	attempts := func(from, to int) (n int32) { // minutes
+		for b := from * 2; b < to*2; b++ { // 30 s buckets
+			n += rec.attempts[b*rec.nu+a]
+		}
+		return n
+	}
+	if got := attempts(12, 20); got > 20 {
+		t.Errorf("openai-a took %d attempts while down (minutes 12–20), want only probes' worth", got)
+	}
+	if got := attempts(40, 60); got < 5000 {
+		t.Errorf("openai-a took %d attempts in minutes 40–60 after recovering, want its share back", got)
+	}
+	if rp.Summary.Overall.SuccessRate < 0.99 {
+		t.Errorf("success rate %v, want failover to hide the outage", rp.Summary.Overall.SuccessRate)
+	}
+}

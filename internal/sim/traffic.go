@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// phaseGen generates one phase's requests from its own random stream.
+type phaseGen struct {
+	p        *Phase
+	rng      *rand.Rand
+	sessions int
+}
+
+func newPhaseGen(p *Phase, rng *rand.Rand) *phaseGen { return &phaseGen{p: p, rng: rng} }
+
+// gap draws the time to the phase's next arrival instant: exponential with
+// rate Rate/Burst, so Burst requests at a time keep the mean rate.
+func (g *phaseGen) gap() time.Duration {
+	return time.Duration(g.rng.ExpFloat64() / (g.p.Rate / float64(g.p.Burst)) * float64(time.Second))
+}
+
+// newRequest draws one request of the phase at now; sess continues a
+// conversation (nil: a new arrival, which may start one).
+func (g *phaseGen) newRequest(idx int, now time.Duration, sess *session) *request {
+	p := g.p
+	q := &request{phase: idx, start: now, sess: sess, maxTok: int64(p.MaxTokens)}
+	q.stream = g.rng.Float64() < p.StreamShare
+	if sess == nil && p.Sessions.Share > 0 && g.rng.Float64() < p.Sessions.Share {
+		g.sessions++
+		q.sess = &session{
+			id:   "p" + strconv.Itoa(idx) + "-s" + strconv.Itoa(g.sessions),
+			left: int(p.Sessions.Turns.sample(g.rng)),
+		}
+	}
+	prompt := p.PromptTokens.sample(g.rng)
+	q.out = min(p.CompletionTokens.sample(g.rng), q.maxTok)
+	if q.sess != nil {
+		q.sess.left--
+		prompt += q.sess.history
+		q.sess.history = min(prompt+q.out, math.MaxInt32)
+	}
+	q.prompt = prompt
+	q.bodyLen = 4*prompt + 120 // JSON around a prompt of ~4 bytes per token
+	q.est = q.bodyLen/4 + q.maxTok
+	q.models = append(q.models, p.Model)
+	return q
+}
+
+// arrive handles a phase's arrival instant: Burst new requests, and the
+// next instant while the phase lasts.
+func (r *run) arrive(idx int) {
+	g := r.phases[idx]
+	now := r.eng.now
+	for range g.p.Burst {
+		r.begin(g.newRequest(idx, now, nil))
+	}
+	if next := now + g.gap(); next < *g.p.Start+g.p.Duration && next < r.sc.Duration {
+		r.eng.schedule(next-now, event{kind: evArrival, ref: idx})
+	}
+}
+
+// nextTurn schedules a session's next turn after a think time, while it
+// has turns left and the scenario lasts.
+func (r *run) nextTurn(q *request) {
+	s := q.sess
+	if s == nil || s.left <= 0 {
+		return
+	}
+	g := r.phases[q.phase]
+	think := g.p.Sessions.ThinkTime.sample(g.rng)
+	at := r.eng.now + think
+	if at >= r.sc.Duration {
+		return
+	}
+	next := g.newRequest(q.phase, at, s)
+	r.eng.schedule(think, event{kind: evTurn, req: next})
+}
