@@ -1,0 +1,216 @@
+// Command load is the load generator of the Switchyard load benchmark
+// (bench/run.sh, docs/benchmarks.md). It sends JSON chat completions to one
+// target (the mock directly, the bare hop, or Switchyard) in one of four
+// modes, warms up without measuring, measures for -duration, and prints one
+// JSON line (record.Record) on stdout:
+//
+//	serial  one request at a time (vegeta, rate 0, 1 worker)
+//	rate    a fixed -rate req/s, open loop (vegeta)
+//	max     a closed loop of -concurrency workers (vegeta, rate 0)
+//	stream  a closed loop of -concurrency streaming requests, timing the
+//	        first SSE data line (TTFT) and the whole stream
+//
+// With -pid it also reports that process's CPU per request and peak RSS.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"switchyard/bench/internal/record"
+)
+
+// config is the command line.
+type config struct {
+	target      string
+	mode        string
+	url         string
+	key         string
+	model       string
+	rate        int
+	concurrency int
+	duration    time.Duration
+	warmup      time.Duration
+	pid         int
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.target, "target", "", "name of the target in the output (direct, barehop, switchyard)")
+	flag.StringVar(&c.mode, "mode", record.ModeSerial, "serial | rate | max | stream")
+	flag.StringVar(&c.url, "url", "", "base URL of the target, such as http://127.0.0.1:9001 (required)")
+	flag.StringVar(&c.key, "key", "sk-bench", "bearer token sent with every request")
+	flag.StringVar(&c.model, "model", "gpt-4o", "model of the chat requests")
+	flag.IntVar(&c.rate, "rate", 1000, "rate mode: requests per second")
+	flag.IntVar(&c.concurrency, "concurrency", 64, "max and stream modes: concurrent workers")
+	flag.DurationVar(&c.duration, "duration", 10*time.Second, "measured time")
+	flag.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured time before it")
+	flag.IntVar(&c.pid, "pid", 0, "process whose CPU and peak RSS to report (0 = none)")
+	flag.Parse()
+	if err := run(context.Background(), c, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+// chatBody is a JSON chat request (the one of internal/gateway's proxy
+// benchmarks); streamBody is the same with stream: true.
+func chatBody(model string, stream bool) []byte {
+	s := `{"model":"` + model + `","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say hello to the benchmark."}]`
+	if stream {
+		s += `,"stream":true`
+	}
+	return []byte(s + "}")
+}
+
+func run(ctx context.Context, c config, out io.Writer) error {
+	if c.url == "" {
+		return errors.New("-url is required")
+	}
+	client := newClient()
+	url := strings.TrimSuffix(c.url, "/") + "/v1/chat/completions"
+	header := http.Header{
+		"Authorization": {"Bearer " + c.key},
+		"Content-Type":  {"application/json"},
+	}
+	stream := c.mode == record.ModeStream
+	body := chatBody(c.model, stream)
+	if err := check(ctx, client, url, header, body); err != nil {
+		return err
+	}
+
+	var measure func(time.Duration) (*summary, time.Duration)
+	switch c.mode {
+	case record.ModeSerial:
+		c.concurrency = 1
+		measure = func(d time.Duration) (*summary, time.Duration) { return attack(client, url, header, body, 0, 1, d) }
+	case record.ModeRate:
+		if c.rate <= 0 {
+			return errors.New("rate mode needs -rate > 0")
+		}
+		c.concurrency = 0
+		measure = func(d time.Duration) (*summary, time.Duration) {
+			return attack(client, url, header, body, c.rate, 0, d)
+		}
+	case record.ModeMax:
+		measure = func(d time.Duration) (*summary, time.Duration) {
+			return attack(client, url, header, body, 0, c.concurrency, d)
+		}
+	case record.ModeStream:
+		measure = func(d time.Duration) (*summary, time.Duration) {
+			return streams(ctx, client, url, header, body, c.concurrency, d)
+		}
+	default:
+		return fmt.Errorf("unknown -mode %q", c.mode)
+	}
+	if c.concurrency < 0 {
+		return errors.New("-concurrency must be positive")
+	}
+
+	rec := record.Record{Target: c.target, Mode: c.mode, Concurrency: c.concurrency}
+	if c.mode == record.ModeRate {
+		rec.Rate = c.rate
+	}
+	if c.pid > 0 {
+		rec.PeakRSSReset = resetPeakRSS(c.pid) == nil
+	}
+	if c.warmup > 0 {
+		measure(c.warmup)
+	}
+
+	var targetCPU0 time.Duration
+	if c.pid > 0 {
+		var err error
+		if targetCPU0, err = cpuTime(c.pid); err != nil {
+			return err
+		}
+	}
+	selfCPU0 := selfCPU()
+	s, elapsed := measure(c.duration)
+	selfCPU1 := selfCPU()
+	if c.pid > 0 {
+		targetCPU1, err := cpuTime(c.pid)
+		if err != nil {
+			return err
+		}
+		rss, err := peakRSS(c.pid)
+		if err != nil {
+			return err
+		}
+		rec.CPUUsPerReq = perRequest(targetCPU1-targetCPU0, s.requests)
+		rec.PeakRSSMB = float64(rss) / 1e6
+	}
+
+	rec.Seconds = elapsed.Seconds()
+	rec.Requests, rec.Errors, rec.FirstError = s.requests, s.errors, s.firstErr
+	rec.RPS = float64(s.requests) / elapsed.Seconds()
+	rec.P50Ms, rec.P99Ms, rec.TTFTP50Ms, rec.TTFTP99Ms = s.quantiles()
+	rec.LoadCPUUsPerReq = perRequest(selfCPU1-selfCPU0, s.requests)
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "%s\n", line)
+	return err
+}
+
+// newClient is an HTTP/1.1 keep-alive client with room for every worker's
+// connection.
+func newClient() *http.Client {
+	return &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{
+			MaxIdleConns:        1024,
+			MaxIdleConnsPerHost: 1024,
+			IdleConnTimeout:     90 * time.Second,
+			DisableCompression:  true,
+			ForceAttemptHTTP2:   false,
+		},
+	}
+}
+
+// check sends one request and fails unless it answers 200, so that a wrong
+// key or URL stops the benchmark at once instead of measuring errors.
+func check(ctx context.Context, client *http.Client, url string, header http.Header, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(body)))
+	if err != nil {
+		return err
+	}
+	req.Header = header.Clone()
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("checking %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("checking %s: status %d: %s", url, resp.StatusCode, b)
+	}
+	return nil
+}
+
+// selfCPU is this process's user+system CPU time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// perRequest is cpu / n in microseconds, 0 for no requests.
+func perRequest(cpu time.Duration, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(cpu) / float64(time.Microsecond) / float64(n)
+}

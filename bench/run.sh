@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Load benchmark of issue 8: direct to the mock, through a bare Go reverse
+# proxy (the floor), and through Switchyard with its default configuration.
+#
+#   bench/run.sh                 10 s per run after a 2 s warm-up (≈ 4 min)
+#   DURATION=2s bench/run.sh     a smoke run
+#
+# Environment: DURATION (10s), WARMUP (2s), OUT (directory for results.jsonl
+# and table.md; default a new /tmp/switchyard-bench.* directory, kept),
+# RATES ("1000 3000"), CONCURRENCY (64), STREAMS (32), MOCK_TTFT (20ms),
+# MOCK_TPS (200), REPEAT (1: rounds of the whole matrix; the table shows each
+# figure's median), STRICT=1 (exit 1 unless every target passes).
+#
+# Everything runs on this machine at once: the load generator, the mock, the
+# bare hop and Switchyard share its cores; nothing is pinned. Each case runs
+# against direct, bare hop and Switchyard back to back, so that they see the
+# same background load. See docs/benchmarks.md.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-10s}
+WARMUP=${WARMUP:-2s}
+RATES=${RATES:-1000 3000}
+CONCURRENCY=${CONCURRENCY:-64}
+STREAMS=${STREAMS:-32}
+REPEAT=${REPEAT:-1}
+MOCK_TTFT=${MOCK_TTFT:-20ms}
+MOCK_TPS=${MOCK_TPS:-200}
+KEY=sk-bench
+OUT=${OUT:-$(mktemp -d /tmp/switchyard-bench.XXXXXX)}
+mkdir -p "$OUT"
+TMP=$(mktemp -d /tmp/switchyard-bench-run.XXXXXX)
+
+PIDS=()
+cleanup() {
+	local pid
+	for pid in "${PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+	done
+	for pid in "${PIDS[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# wait_for FILE REGEX: prints the first match of REGEX (grep -oE) in FILE,
+# waiting up to 15 s for it to appear.
+wait_for() {
+	local file=$1 re=$2 m i
+	for i in $(seq 150); do
+		if m=$(grep -oE "$re" "$file" 2>/dev/null | head -n1) && [[ -n $m ]]; then
+			echo "$m"
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "run.sh: timed out waiting for /$re/ in $file:" >&2
+	cat "$file" >&2
+	return 1
+}
+
+echo "building…" >&2
+go build -o "$TMP/switchyard" ./cmd/switchyard
+go build -o "$TMP/" ./bench/load ./bench/barehop ./bench/report
+
+"$TMP/switchyard" mock --listen 127.0.0.1:0 --ttft "$MOCK_TTFT" --tps "$MOCK_TPS" >"$TMP/mock.log" 2>&1 &
+MOCK_PID=$!
+PIDS+=("$MOCK_PID")
+MOCK_URL=$(wait_for "$TMP/mock.log" 'http://127\.0\.0\.1:[0-9]+' )
+
+"$TMP/barehop" -listen 127.0.0.1:0 -upstream "$MOCK_URL" >"$TMP/barehop.log" 2>&1 &
+BARE_PID=$!
+PIDS+=("$BARE_PID")
+BARE_URL=$(wait_for "$TMP/barehop.log" 'http://127\.0\.0\.1:[0-9]+')
+
+BENCH_MOCK_URL=$MOCK_URL BENCH_DIR=$TMP BENCH_KEY=$KEY \
+	"$TMP/switchyard" serve --config bench/switchyard.yaml --listen 127.0.0.1:0 >"$TMP/switchyard.log" 2>&1 &
+SY_PID=$!
+PIDS+=("$SY_PID")
+SY_URL=http://$(wait_for "$TMP/switchyard.log" '"addr":"127\.0\.0\.1:[0-9]+"' | grep -oE '127\.0\.0\.1:[0-9]+')
+
+echo "mock $MOCK_URL (pid $MOCK_PID), bare hop $BARE_URL (pid $BARE_PID), switchyard $SY_URL (pid $SY_PID)" >&2
+echo "duration $DURATION after a $WARMUP warm-up; results in $OUT" >&2
+
+RESULTS=$OUT/results.jsonl
+: >"$RESULTS"
+
+# bench TARGET ARGS…: one run of the load generator against TARGET.
+bench() {
+	local target=$1 url pid
+	shift
+	case $target in
+	direct) url=$MOCK_URL pid=$MOCK_PID ;;
+	barehop) url=$BARE_URL pid=$BARE_PID ;;
+	switchyard) url=$SY_URL pid=$SY_PID ;;
+	esac
+	"$TMP/load" -target "$target" -url "$url" -key "$KEY" -pid "$pid" \
+		-duration "$DURATION" -warmup "$WARMUP" "$@" | tee -a "$RESULTS" >&2
+	sleep 1
+}
+
+for round in $(seq "$REPEAT"); do
+	[[ $REPEAT == 1 ]] || echo "round $round of $REPEAT" >&2
+	for target in direct barehop switchyard; do bench "$target" -mode serial; done
+	for rate in $RATES; do
+		for target in direct barehop switchyard; do bench "$target" -mode rate -rate "$rate"; done
+	done
+	for target in direct barehop switchyard; do bench "$target" -mode max -concurrency "$CONCURRENCY"; done
+	for target in direct barehop switchyard; do bench "$target" -mode stream -concurrency "$STREAMS"; done
+done
+
+{
+	echo "Machine: $(nproc) vCPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/^Mem:/ {print $2}') GB RAM, Linux $(uname -r), $(go version | cut -d' ' -f3-)."
+	echo "Run: $(date -u +%Y-%m-%dT%H:%MZ), DURATION=$DURATION WARMUP=$WARMUP REPEAT=$REPEAT, mock ttft=$MOCK_TTFT tps=$MOCK_TPS."
+	echo
+	STRICT_FLAG=()
+	[[ ${STRICT:-0} == 1 ]] && STRICT_FLAG=(-strict)
+	"$TMP/report" "${STRICT_FLAG[@]}" "$RESULTS"
+} | tee "$OUT/table.md"
+echo "results: $RESULTS, table: $OUT/table.md" >&2
