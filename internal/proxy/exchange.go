@@ -677,7 +677,7 @@ func classify(status int) health.Outcome {
 // relayBody reads a whole (non-streaming) upstream answer, checks it and
 // writes it to the client.
 func (x *exchange) relayBody(ctx context.Context, resp *http.Response, up *upstream, outcome health.Outcome, sent time.Time) attemptResult {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, x.s.opts.MaxResponseBytes+1))
+	body, err := readSized(io.LimitReader(resp.Body, x.s.opts.MaxResponseBytes+1), resp.ContentLength)
 	if err != nil {
 		if x.r.Context().Err() != nil {
 			return attemptResult{outcome: health.Canceled, detail: "client canceled"}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"testing/iotest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -560,5 +561,30 @@ func TestClientCancelIsNotAnUpstreamFailure(t *testing.T) {
 	}
 	if f.breakers.View("slow").Open {
 		t.Fatal("client cancel opened the upstream's breaker")
+	}
+}
+
+func TestReadSized(t *testing.T) {
+	body := strings.Repeat("x", 3000)
+	tests := []struct {
+		name string
+		hint int64
+	}{
+		{"exact hint", 3000},
+		{"hint too small", 100},
+		{"hint too large", 5000},
+		{"unknown", -1},
+		{"hint over 1 MiB", 2 << 20},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := readSized(iotest.OneByteReader(strings.NewReader(body)), tc.hint)
+			if err != nil || string(got) != body {
+				t.Fatalf("read %d bytes, err %v; want %d bytes", len(got), err, len(body))
+			}
+		})
+	}
+	if _, err := readSized(iotest.ErrReader(io.ErrUnexpectedEOF), 10); err != io.ErrUnexpectedEOF {
+		t.Fatalf("error %v, want %v", err, io.ErrUnexpectedEOF)
 	}
 }
