@@ -10,9 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"testing/iotest"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"switchyard/internal/clock"
