@@ -20,6 +20,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -215,6 +216,13 @@ func New(b Backend, token string, logger *slog.Logger) http.Handler {
 	api.Handle("/admin/api/decisions", methods{http.MethodGet: h.decisions})
 	api.Handle("/admin/api/affinity", methods{http.MethodGet: h.affinity, http.MethodDelete: h.deleteAffinity})
 	api.Handle("/admin/api/usage", methods{http.MethodGet: h.usage})
+	// Go's profiler, for finding where a busy gateway spends its time:
+	// go tool pprof -http : 'http://host/admin/api/debug/pprof/profile?seconds=10' (with the token).
+	api.Handle("/admin/api/debug/pprof/", http.StripPrefix("/admin/api", http.HandlerFunc(pprof.Index)))
+	api.HandleFunc("/admin/api/debug/pprof/cmdline", pprof.Cmdline)
+	api.HandleFunc("/admin/api/debug/pprof/profile", pprof.Profile)
+	api.HandleFunc("/admin/api/debug/pprof/symbol", pprof.Symbol)
+	api.HandleFunc("/admin/api/debug/pprof/trace", pprof.Trace)
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "unknown admin endpoint "+r.Method+" "+r.URL.Path, nil)
 	})

@@ -617,3 +617,23 @@ func TestDashboard(t *testing.T) {
 		}
 	}
 }
+
+func TestPprofNeedsTheToken(t *testing.T) {
+	tests := []struct {
+		name, path, auth string
+		want             int
+	}{
+		{"index with the token", "/admin/api/debug/pprof/", "Bearer " + token, http.StatusOK},
+		{"a named profile with the token", "/admin/api/debug/pprof/goroutine?debug=1", "Bearer " + token, http.StatusOK},
+		{"index without the token", "/admin/api/debug/pprof/", "", http.StatusUnauthorized},
+		{"cpu profile without the token", "/admin/api/debug/pprof/profile?seconds=1", "", http.StatusUnauthorized},
+		{"wrong token", "/admin/api/debug/pprof/heap", "Bearer nope", http.StatusUnauthorized},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if w := serve(t, &fakeBackend{}, http.MethodGet, tc.path, "", tc.auth); w.Code != tc.want {
+				t.Fatalf("status %d, want %d: %s", w.Code, tc.want, w.Body.String())
+			}
+		})
+	}
+}
