@@ -36,6 +36,9 @@ type upstream struct {
 	apiVersion string
 	// migrate applies the upstream's affinity_migration to sessions bound to it.
 	migrate balancer.MigrateFunc
+	// nameValue is the X-Switchyard-Upstream header value, shared by every
+	// response it serves (see attemptsValues).
+	nameValue []string
 }
 
 // clientKey is one client key as the hot path needs it.
@@ -75,7 +78,8 @@ type CatalogInput struct {
 func NewCatalog(in CatalogInput) (*Catalog, error) {
 	c := &Catalog{byName: map[string]*upstream{}, keys: map[[sha256.Size]byte]*clientKey{}, maxBody: in.Defaults.MaxBodyBytes}
 	for _, u := range in.Upstreams {
-		up := &upstream{cfg: u, protocol: protocolOf(u.Provider), base: strings.TrimRight(u.BaseURL, "/"), apiVersion: u.APIVersion}
+		up := &upstream{cfg: u, protocol: protocolOf(u.Provider), base: strings.TrimRight(u.BaseURL, "/"), apiVersion: u.APIVersion,
+			nameValue: []string{u.Name}}
 		mig := u.AffinityMigration
 		up.migrate = func(bodyLen int64, bound, best int) bool { return affinity.ShouldMigrate(mig, bodyLen, bound, best) }
 		if up.apiVersion == "" {
@@ -140,6 +144,16 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 }
 
 // authenticate finds the client key of a request (Bearer or x-api-key).
+//
+// Timing: the secret is never compared byte by byte. It is hashed with
+// SHA-256 and the digest looked up in a map keyed by the stored digests. The
+// map's hashing and its final equality check run on the digest, not on the
+// secret, so how long a lookup takes can depend only on the digest of what
+// the caller sent — which the caller already knows — and on the stored
+// digests. Learning that a guess's digest shares a prefix with a stored
+// digest does not help to find the secret (that would be a preimage attack
+// on SHA-256), so no constant-time compare is needed here, and a map keeps
+// the lookup O(1) however many keys there are.
 func (c *Catalog) authenticate(r *http.Request) (*clientKey, error) {
 	secret := r.Header.Get("X-Api-Key")
 	if secret == "" {

@@ -148,24 +148,46 @@ func (x *exchange) peek() error {
 	if !root.IsObject() {
 		return newError(ErrInvalidRequest, "request body must be a JSON object")
 	}
-	m := root.Get("model")
-	if !m.Exists() || m.Type == gjson.Null {
+	// One pass over the top-level keys; the first of a repeated key counts,
+	// as gjson's Get would find it.
+	var model, stream gjson.Result
+	var toks [3]gjson.Result // max_tokens, max_completion_tokens, max_output_tokens
+	root.ForEach(func(k, v gjson.Result) bool {
+		var slot *gjson.Result
+		switch k.Str {
+		case "model":
+			slot = &model
+		case "stream":
+			slot = &stream
+		case "max_tokens":
+			slot = &toks[0]
+		case "max_completion_tokens":
+			slot = &toks[1]
+		case "max_output_tokens":
+			slot = &toks[2]
+		}
+		if slot != nil && !slot.Exists() {
+			*slot = v
+		}
+		return true
+	})
+	if !model.Exists() || model.Type == gjson.Null {
 		return newError(ErrMissingModel, "")
 	}
-	if m.Type != gjson.String || m.Str == "" {
+	if model.Type != gjson.String || model.Str == "" {
 		return newError(ErrInvalidRequest, `"model" must be a non-empty string`)
 	}
-	x.model, x.log.Model = m.Str, m.Str
-	if st := root.Get("stream"); st.Exists() && st.Type != gjson.Null {
-		if st.Type != gjson.True && st.Type != gjson.False {
+	x.model, x.log.Model = model.Str, model.Str
+	if stream.Exists() && stream.Type != gjson.Null {
+		if stream.Type != gjson.True && stream.Type != gjson.False {
 			return newError(ErrInvalidRequest, `"stream" must be a boolean`)
 		}
-		x.stream = st.Bool()
+		x.stream = stream.Bool()
 	}
 	x.log.Stream = x.stream
 	x.est = int64(len(x.body)) / 4
-	for _, f := range [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
-		x.est = addTokens(x.est, root.Get(f).Int())
+	for _, t := range toks {
+		x.est = addTokens(x.est, t.Int())
 	}
 	return nil
 }
@@ -717,11 +739,29 @@ func (x *exchange) relayBody(ctx context.Context, resp *http.Response, up *upstr
 }
 
 // setGatewayHeaders adds the X-Switchyard-* headers of DESIGN.md §3.
+// X-Request-Id is set when the request arrives.
 func (x *exchange) setGatewayHeaders(up *upstream) {
 	h := x.w.Header()
-	h.Set("X-Switchyard-Upstream", up.cfg.Name)
-	h.Set("X-Switchyard-Attempts", strconv.Itoa(x.attempts))
-	h.Set("X-Request-Id", x.log.ID)
+	h["X-Switchyard-Upstream"] = up.nameValue
+	h["X-Switchyard-Attempts"] = attemptsValue(x.attempts)
+}
+
+// attemptsValues are the X-Switchyard-Attempts values of the usual attempt
+// counts, shared by every response: a header value is never changed in
+// place (Set and Del replace it, the server copies the map it writes).
+var attemptsValues = func() (v [9][]string) {
+	for i := range v {
+		v[i] = []string{strconv.Itoa(i)}
+	}
+	return v
+}()
+
+// attemptsValue returns the header value of n attempts.
+func attemptsValue(n int) []string {
+	if n >= 0 && n < len(attemptsValues) {
+		return attemptsValues[n]
+	}
+	return []string{strconv.Itoa(n)}
 }
 
 func isJSON(h http.Header) bool {
