@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"switchyard/internal/store"
@@ -23,26 +24,57 @@ func (s *Store) InsertRequestLogs(ctx context.Context, logs []store.RequestLog) 
 			_ = tx.Rollback()
 		}
 	}()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO request_logs
-		(id, time, key, model, upstream, status, attempts, stream, latency_ns, ttft_ns,
-		 input_tokens, output_tokens, error_class, error)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("inserting request logs: %w", err)
-	}
-	defer stmt.Close()
-	for i := range logs {
-		l := &logs[i]
-		if _, err = stmt.ExecContext(ctx, l.ID, unixNano(l.Time), l.Key, l.Model, l.Upstream,
-			l.Status, l.Attempts, l.Stream, int64(l.Latency), int64(l.TTFT),
-			l.InputTokens, l.OutputTokens, l.ErrorClass, l.Error); err != nil {
+	// Full chunks of logChunk rows go through one prepared multi-row INSERT;
+	// the rest row by row.
+	var chunk, one *sql.Stmt
+	args := make([]any, 0, logChunk*logColumns)
+	for len(logs) > 0 {
+		n := logChunk
+		if len(logs) < logChunk {
+			n = 1
+		}
+		stmt := &chunk
+		if n == 1 {
+			stmt = &one
+		}
+		if *stmt == nil {
+			if *stmt, err = tx.PrepareContext(ctx, insertLogsSQL(n)); err != nil {
+				return fmt.Errorf("inserting request logs: %w", err)
+			}
+			defer (*stmt).Close()
+		}
+		args = args[:0]
+		for i := range logs[:n] {
+			l := &logs[i]
+			args = append(args, l.ID, unixNano(l.Time), l.Key, l.Model, l.Upstream,
+				l.Status, l.Attempts, l.Stream, int64(l.Latency), int64(l.TTFT),
+				l.InputTokens, l.OutputTokens, l.ErrorClass, l.Error)
+		}
+		if _, err = (*stmt).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("inserting request logs: %w", err)
 		}
+		logs = logs[n:]
 	}
 	if err = tx.Commit(); err != nil {
 		return fmt.Errorf("inserting request logs: committing: %w", err)
 	}
 	return nil
+}
+
+const (
+	// logChunk is the rows one multi-row INSERT carries: 14 × 32 = 448
+	// parameters, well under SQLite's limit of 32,766.
+	logChunk = 32
+	// logColumns is the number of columns an INSERT sets.
+	logColumns = 14
+)
+
+// insertLogsSQL returns the INSERT of n request logs.
+func insertLogsSQL(n int) string {
+	row := "(?" + strings.Repeat(", ?", logColumns-1) + ")"
+	return "INSERT INTO request_logs (id, time, key, model, upstream, status, attempts, stream, " +
+		"latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error) VALUES " +
+		row + strings.Repeat(", "+row, n-1)
 }
 
 // RecentRequestLogs returns at most limit logs, newest first (ties: last
