@@ -14,12 +14,13 @@ import (
 )
 
 // authenticate lets a request through only with the admin token as its
-// Bearer credential; anything else answers 401. The token's SHA-256 is
-// compared in constant time, so neither its content nor its length leaks
-// through timing.
+// Bearer credential; anything else answers 401. Every API answer, a refusal
+// included, is marked no-store (it may hold configuration a proxy or browser
+// must not keep) and nosniff (it is JSON, never to be rendered as HTML).
 func (h *handler) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		if !h.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard-admin"`)
 			writeError(w, http.StatusUnauthorized, "missing or invalid admin token", nil)
@@ -29,6 +30,15 @@ func (h *handler) authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// authorized reports whether r carries the admin token as a Bearer
+// credential. Timing: the presented token and the configured one are both
+// hashed with SHA-256 and the digests compared with
+// subtle.ConstantTimeCompare, which takes the same time whatever the bytes;
+// hashing first makes the compared lengths equal, so the token's length does
+// not leak either. The compare runs before the scheme and enabled checks are
+// looked at, so a request without a Bearer header costs the same as one with
+// a wrong token. Only the Authorization header counts: a token in the query
+// string, a cookie or Basic credentials is refused.
 func (h *handler) authorized(r *http.Request) bool {
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))

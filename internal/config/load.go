@@ -58,7 +58,7 @@ func Load(path string) (*Config, error) {
 func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 	var raw any
 	if err := yaml.Unmarshal(data, &raw); err != nil {
-		return nil, Errors{{Msg: "parsing YAML: " + yaml.FormatError(err, false, true)}}
+		return nil, Errors{{Msg: "parsing YAML: " + redactSource(yaml.FormatError(err, false, true), data)}}
 	}
 	if raw == nil {
 		raw = map[string]any{}
