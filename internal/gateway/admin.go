@@ -113,7 +113,8 @@ func (g *Gateway) serveAdminListener(ctx context.Context, grace time.Duration) (
 	}
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: g.readHeaderTimeout,
+		ReadTimeout:       g.readTimeout,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),

@@ -44,7 +44,30 @@ type Options struct {
 	Seed uint64
 	// Store replaces the store named by the config (tests).
 	Store store.Store
+	// ReadHeaderTimeout bounds reading a request's headers: a client that
+	// trickles them (slow-loris) is disconnected without an answer.
+	// Default DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, headers and body: a
+	// client that trickles its body, or sends a chunked body that never
+	// ends, has its body read fail (the answer is an error and the
+	// connection closes). It never limits the response, so long streams
+	// are not cut. Default DefaultReadTimeout.
+	ReadTimeout time.Duration
 }
+
+// Bounds on reading a client's request (http.Server's ReadHeaderTimeout and
+// ReadTimeout), on the client listener and on admin.listen.
+const (
+	// DefaultReadHeaderTimeout bounds reading the request line and headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds reading the request line, headers and body
+	// together: 120 s lets a 10 MiB body (max_body_bytes' default) arrive
+	// at about 0.7 Mbit/s. It does not limit the response: net/http clears
+	// the read deadline once the body is read (HTTP/1) or bounds only the
+	// stream's request body (HTTP/2), so streams of any length go on.
+	DefaultReadTimeout = 120 * time.Second
+)
 
 // Gateway is one running Switchyard instance.
 type Gateway struct {
@@ -73,6 +96,9 @@ type Gateway struct {
 	editMu   sync.Mutex // serialises admin API changes: read the store, validate, write, Reload
 	stop     context.CancelFunc
 	bg       sync.WaitGroup // background loops (the request-log writer)
+
+	// readHeaderTimeout and readTimeout are the http.Server read bounds (Options).
+	readHeaderTimeout, readTimeout time.Duration
 }
 
 // New opens the store, upserts the file's upstreams, keys and routes into
@@ -87,8 +113,15 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	if opts.Seed == 0 {
 		opts.Seed = rand.Uint64()
 	}
+	if opts.ReadHeaderTimeout <= 0 {
+		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = DefaultReadTimeout
+	}
 	g := &Gateway{
 		cfg: cfg, log: opts.Logger, clock: opts.Clock, seed: opts.Seed, store: opts.Store,
+		readHeaderTimeout: opts.ReadHeaderTimeout, readTimeout: opts.ReadTimeout,
 		breakers: health.NewBreakers(cfg.Circuit, opts.Clock),
 		slots:    limits.NewSlotsWithClock(opts.Clock),
 		limiter:  limits.NewLimiter(opts.Clock),
@@ -359,7 +392,8 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener, grace time.Duratio
 	protocols.SetUnencryptedHTTP2(true) // h2c for clients that speak it
 	srv := &http.Server{
 		Handler:           g.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: g.readHeaderTimeout,
+		ReadTimeout:       g.readTimeout,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    1 << 20,
 		Protocols:         &protocols,

@@ -39,6 +39,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrMethodNotAllowed: a known path with the wrong method (405).
 	ErrMethodNotAllowed = errors.New("method not allowed")
+	// ErrBodyTimeout: the client did not send its whole body within the
+	// server's read timeout (408).
+	ErrBodyTimeout = errors.New("request body not received within the read timeout")
 )
 
 // apiError is an error with everything needed to answer it.
@@ -96,6 +99,8 @@ func apiErrorFor(err error) *apiError {
 		return &apiError{status: 404, kind: "invalid_request_error", code: "not_found", msg: err.Error()}
 	case errors.Is(err, ErrMethodNotAllowed):
 		return &apiError{status: 405, kind: "invalid_request_error", code: "method_not_allowed", msg: err.Error()}
+	case errors.Is(err, ErrBodyTimeout):
+		return &apiError{status: 408, kind: "invalid_request_error", code: "request_timeout", msg: err.Error()}
 	}
 	return &apiError{status: 500, kind: "internal_error", code: "internal_error", msg: "internal error"}
 }
@@ -103,7 +108,7 @@ func apiErrorFor(err error) *apiError {
 // anthropicType maps a status to the Anthropic error type.
 func anthropicType(status int) string {
 	switch status {
-	case 400, 405:
+	case 400, 405, 408:
 		return "invalid_request_error"
 	case 413:
 		return "request_too_large"

@@ -712,7 +712,9 @@ func (x *exchange) relayBody(ctx context.Context, resp *http.Response, up *upstr
 	if int64(len(body)) > x.s.opts.MaxResponseBytes {
 		return attemptResult{outcome: health.ServerError, class: metrics.ErrorMalformed, detail: "response larger than " + itoa(x.s.opts.MaxResponseBytes) + " bytes"}
 	}
-	if outcome == health.Success && isJSON(resp.Header) && !gjson.ValidBytes(body) {
+	// Every endpoint answers JSON: a success that is not (an HTML page from a
+	// proxy in between, whatever its Content-Type says) is the upstream's failure.
+	if outcome == health.Success && !gjson.ValidBytes(body) {
 		return attemptResult{outcome: health.ServerError, class: metrics.ErrorMalformed, detail: "malformed upstream response (invalid JSON)"}
 	}
 	if outcome == health.Success {
@@ -762,10 +764,6 @@ func attemptsValue(n int) []string {
 		return attemptsValues[n]
 	}
 	return []string{strconv.Itoa(n)}
-}
-
-func isJSON(h http.Header) bool {
-	return strings.Contains(strings.ToLower(h.Get("Content-Type")), "json")
 }
 
 func isEventStream(h http.Header) bool {

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -239,6 +240,8 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	switch {
 	case errors.As(err, &tooLarge):
 		return nil, newError(ErrBodyTooLarge, bodyTooLargeMsg(limit))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, newError(ErrBodyTimeout, "")
 	case err != nil:
 		return nil, newError(ErrInvalidRequest, "reading request body: "+err.Error())
 	}

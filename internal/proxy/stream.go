@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
@@ -117,6 +119,11 @@ func (x *exchange) relayStream(actx context.Context, cancel context.CancelCauseF
 	if err != nil {
 		return x.streamFailure(actx, err, "stream ended before its first event")
 	}
+	if !wellFormedFirst(ev) {
+		// Nothing is written yet: fail over like an invalid JSON body.
+		return attemptResult{outcome: health.ServerError, class: metrics.ErrorMalformed,
+			detail: "malformed upstream stream (first event is not SSE with JSON data)"}
+	}
 	firstByte.Stop()
 	firstAt := x.s.opts.Clock.Now()
 	x.log.TTFT = firstAt.Sub(sent)
@@ -160,6 +167,29 @@ func (x *exchange) relayStream(actx context.Context, cancel context.CancelCauseF
 		}
 		idle.Reset(rs.StreamIdleTimeout)
 	}
+}
+
+// wellFormedFirst reports whether ev can start a client's stream: its data,
+// when it has any, is JSON (or OpenAI's [DONE]), and every line is an SSE
+// field or comment, so that an HTML page or a bare JSON body sent as
+// text/event-stream is not relayed as a stream.
+func wellFormedFirst(ev *event) bool {
+	if len(ev.data) > 0 && string(ev.data) != "[DONE]" && !gjson.ValidBytes(ev.data) {
+		return false
+	}
+	for line := range bytes.Lines(bytes.TrimPrefix(ev.raw, []byte("\uFEFF"))) { // a stream may start with a BOM
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 || line[0] == ':' {
+			continue
+		}
+		field, _, _ := bytes.Cut(line, []byte(":"))
+		switch string(field) {
+		case "event", "data", "id", "retry":
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // streamFailure classifies a read error on an upstream stream.
