@@ -26,31 +26,6 @@ import (
 	"switchyard/internal/store/sqlite"
 )
 
-// startGatewayWith is startGateway with more gateway.Options (a Store, the
-// read timeouts); Clock, Seed and Logger still come from s.
-func startGatewayWith(t testing.TB, s spec, opts gateway.Options) *env {
-	t.Helper()
-	cfg := config.Default()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Store.DSN = filepath.Join(t.TempDir(), "switchyard.db")
-	cfg.Health.Interval = 0
-	cfg.Keys = s.keys
-	if cfg.Keys == nil {
-		k := config.DefaultKey()
-		k.Name, k.Key = "e2e", testKey
-		cfg.Keys = []config.Key{k}
-	}
-	cfg.Upstreams = s.upstreams
-	if s.edit != nil {
-		s.edit(&cfg)
-	}
-	if errs := cfg.Validate(); len(errs) > 0 {
-		t.Fatalf("test config is invalid:\n%v", errs)
-	}
-	opts.Clock, opts.Seed, opts.Logger = s.clock, 1, s.logger
-	return serveGateway(t, &cfg, opts)
-}
-
 // waitRequestLog polls the gateway's store until the request log with id
 // has been written (the LogWriter flushes every second), at most 10 s.
 func waitRequestLog(t *testing.T, e *env, id string) store.RequestLog {

@@ -66,6 +66,13 @@ type env struct {
 // the test.
 func startGateway(t testing.TB, s spec) *env {
 	t.Helper()
+	return startGatewayWith(t, s, gateway.Options{})
+}
+
+// startGatewayWith is startGateway with more gateway.Options (a Store, the
+// read timeouts); Clock, Seed and Logger still come from s.
+func startGatewayWith(t testing.TB, s spec, opts gateway.Options) *env {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Store.DSN = filepath.Join(t.TempDir(), "switchyard.db")
@@ -83,7 +90,8 @@ func startGateway(t testing.TB, s spec) *env {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		t.Fatalf("test config is invalid:\n%v", errs)
 	}
-	return serveGateway(t, &cfg, gateway.Options{Clock: s.clock, Seed: 1, Logger: s.logger})
+	opts.Clock, opts.Seed, opts.Logger = s.clock, 1, s.logger
+	return serveGateway(t, &cfg, opts)
 }
 
 // serveGateway serves a gateway for cfg on a fresh loopback listener.
