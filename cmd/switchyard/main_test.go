@@ -181,3 +181,24 @@ func TestExplain(t *testing.T) {
 		t.Fatalf("json output %s (%v)", out, err)
 	}
 }
+
+func TestMemoryLimit(t *testing.T) {
+	tests := []struct {
+		name       string
+		mb         int
+		gomemlimit string
+		want       int64
+	}{
+		{"the configured limit", 48, "", 48 << 20},
+		{"0 leaves the runtime's", 0, "", 0},
+		{"GOMEMLIMIT wins", 48, "1GiB", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOMEMLIMIT", tc.gomemlimit)
+			if got := memoryLimit(tc.mb); got != tc.want {
+				t.Fatalf("memoryLimit(%d) = %d, want %d", tc.mb, got, tc.want)
+			}
+		})
+	}
+}

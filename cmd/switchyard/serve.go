@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -43,6 +44,15 @@ func newServeCmd() *cobra.Command {
 	return cmd
 }
 
+// memoryLimit returns the soft memory limit in bytes for memory_limit_mb,
+// or 0 to leave the runtime's: when mb is 0 or GOMEMLIMIT is set.
+func memoryLimit(mb int) int64 {
+	if mb <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return 0
+	}
+	return int64(mb) << 20
+}
+
 func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, listen string, grace time.Duration) error {
 	var cfg *config.Config
 	out := cmd.OutOrStdout()
@@ -74,6 +84,10 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, l
 	logger := newLogger(cfg.Log.Level)
 	for _, w := range cfg.Warnings {
 		logger.Warn("config", "warning", w.Error())
+	}
+	if limit := memoryLimit(cfg.MemoryLimitMB); limit > 0 {
+		debug.SetMemoryLimit(limit)
+		logger.Debug("soft memory limit", "mib", cfg.MemoryLimitMB)
 	}
 	g, err := gateway.New(ctx, cfg, gateway.Options{Logger: logger})
 	if err != nil {

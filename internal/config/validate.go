@@ -288,6 +288,9 @@ func (c *Config) validateServer(v *validator) {
 		v.add("state.redis_timeout", "must be positive, got %s", c.State.RedisTimeout)
 	}
 
+	if c.MemoryLimitMB != 0 && c.MemoryLimitMB < 16 {
+		v.add("memory_limit_mb", "must be 0 (no limit) or at least 16, got %d", c.MemoryLimitMB)
+	}
 	v.oneOf("log.level", c.Log.Level, logLevels)
 	v.secret("metrics.token", c.Metrics.Token)
 }
