@@ -169,22 +169,7 @@ func TestAdminChangeKeepsInFlightStream(t *testing.T) {
 		edit:      withAdmin,
 	})
 
-	req, err := http.NewRequest(http.MethodPost, e.URL+chatPath,
-		strings.NewReader(`{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"x"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+testKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Switchyard-Upstream") != "up-a" {
-		t.Fatalf("stream status %d on %q", resp.StatusCode, resp.Header.Get("X-Switchyard-Upstream"))
-	}
-	br := bufio.NewReader(resp.Body)
+	br := bufio.NewReader(e.openStream(t, chatPath, `{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"x"}]}`, "up-a").Body)
 	first := readEvent(t, br)
 
 	// While up-a streams: take it out of routing, change its weight, and

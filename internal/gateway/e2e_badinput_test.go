@@ -190,21 +190,7 @@ func TestBadInputMatrix(t *testing.T) {
 		client := clients[i]
 		for _, tc := range tests {
 			t.Run(proto.name+"/"+tc.name, func(t *testing.T) {
-				method := tc.method
-				if method == "" {
-					method = http.MethodPost
-				}
-				var body io.Reader
-				if method == http.MethodPost {
-					body = strings.NewReader(tc.body)
-				}
-				req, err := http.NewRequest(method, e.URL+tc.path, body)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if tc.chunked {
-					req.Body, req.ContentLength = io.NopCloser(strings.NewReader(tc.body)), -1
-				}
+				req := tableRequest(t, tc.method, e.URL+tc.path, tc.body, tc.chunked)
 				req.Header.Set("Authorization", "Bearer "+testKey)
 				req.Header.Set("Content-Type", "application/json")
 				for i := 0; i+1 < len(tc.header); i += 2 {

@@ -210,23 +210,8 @@ func TestBadInputThroughServer(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			method := tc.method
-			if method == "" {
-				method = http.MethodPost
-			}
-			var body io.Reader
-			if method == http.MethodPost {
-				body = strings.NewReader(tc.body)
-			}
-			req, err := http.NewRequest(method, e.URL+tc.path, body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.chunked {
-				req.Body = io.NopCloser(strings.NewReader(tc.body)) // hides the length
-				req.ContentLength = -1
-			}
-			if body != nil {
+			req := tableRequest(t, tc.method, e.URL+tc.path, tc.body, tc.chunked)
+			if req.Method == http.MethodPost {
 				req.Header.Set("Content-Type", "application/json")
 			}
 			auth := tc.auth

@@ -123,20 +123,7 @@ func TestFaultUpstreamResetMidStream(t *testing.T) {
 				upstreamAt("resets", tc.provider, resetUpstream(t, tc.provider, cut), 0, "m"),
 				upstreamAt("backup", tc.provider, backupURL, 1, "m"),
 			}})
-			req, err := http.NewRequest(http.MethodPost, e.URL+tc.path, strings.NewReader(tc.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Authorization", "Bearer "+testKey)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Switchyard-Upstream") != "resets" {
-				t.Fatalf("status %d from %q, want 200 from resets", resp.StatusCode, resp.Header.Get("X-Switchyard-Upstream"))
-			}
+			resp := e.openStream(t, tc.path, tc.body, "resets")
 			br := bufio.NewReader(resp.Body)
 			got := readEvent(t, br) + readEvent(t, br) // both events reached the client: now reset
 			close(cut)

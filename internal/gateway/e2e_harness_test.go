@@ -256,6 +256,50 @@ func (e *env) post(t testing.TB, path, body string, hdr ...string) result {
 		append([]string{"Authorization", "Bearer " + testKey}, hdr...)...)
 }
 
+// tableRequest builds a bad-input table row's request: method (POST when
+// empty) to url, with body only for POST, and with chunked framing (the
+// length hidden) when chunked is set. The caller adds the headers.
+func tableRequest(t testing.TB, method, url, body string, chunked bool) *http.Request {
+	t.Helper()
+	if method == "" {
+		method = http.MethodPost
+	}
+	var r io.Reader
+	if method == http.MethodPost {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chunked {
+		req.Body, req.ContentLength = io.NopCloser(strings.NewReader(body)), -1
+	}
+	return req
+}
+
+// openStream posts a streaming request to the gateway with the test key and
+// returns the response, whose body is still streaming, once upstream
+// wantUpstream has answered 200; the body is closed at the end of the test.
+func (e *env) openStream(t testing.TB, path, body, wantUpstream string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if got := resp.Header.Get("X-Switchyard-Upstream"); resp.StatusCode != http.StatusOK || got != wantUpstream {
+		t.Fatalf("stream status %d from %q, want 200 from %s", resp.StatusCode, got, wantUpstream)
+	}
+	return resp
+}
+
 // sseEvent is one parsed server-sent event.
 type sseEvent struct {
 	name string // event: field
