@@ -223,11 +223,16 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
-	// Both exchanges are over once both are counted as answered.
-	s = pollMetrics(t, e, "", "both slow-model requests answered", func(s scrape) bool {
+	// Both exchanges are over once both are counted as answered: everything
+	// they record comes before that count. A scrape is not atomic, though —
+	// the registry reads gauges and counters concurrently, so the scrape that
+	// first sees the count may have read others a moment earlier — so the
+	// checks below use a fresh one.
+	pollMetrics(t, e, "", "both slow-model requests answered", func(s scrape) bool {
 		n, _ := s.value("switchyard_requests_total", l{"model": "slow-model"})
 		return n == 2
 	})
+	s = pollMetrics(t, e, "", "a scrape after both answers", func(scrape) bool { return true })
 
 	families := map[string]dto.MetricType{
 		"switchyard_requests_total":             dto.MetricType_COUNTER,
