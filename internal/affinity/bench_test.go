@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"switchyard/internal/clock"
+	"switchyard/internal/codec"
 )
 
 // chatBody returns an OpenAI chat body of about size bytes whose messages
@@ -48,17 +49,17 @@ func BenchmarkExtract(b *testing.B) {
 		`_account__session_` + testUUID + `"},"messages":[{"role":"user","content":"hi"}]}`)
 	cases := []struct {
 		name  string
-		proto Protocol
+		proto codec.Family
 		h     http.Header
 		body  []byte
 		want  string
 	}{
-		{"header_hit_4KB", OpenAI, withHeader, chatBody(4096, ""), "sess-0f8fad5b-d9cb-469f"},
-		{"body_hit_4KB_first_rule_last", OpenAI, clientHeaders(), chatBody(4096, `,"prompt_cache_key":"pck-123"`), "pck-123"},
-		{"body_hit_4KB_third_rule", OpenAI, clientHeaders(), chatBody(4096, `,"previous_response_id":"resp_123"`), "resp_123"},
-		{"anthropic_user_id", Anthropic, clientHeaders(), anthropic, testUUID},
-		{"miss_4KB", OpenAI, clientHeaders(), chatBody(4096, ""), ""},
-		{"miss_64KB", OpenAI, clientHeaders(), chatBody(64<<10, ""), ""},
+		{"header_hit_4KB", codec.FamilyOpenAI, withHeader, chatBody(4096, ""), "sess-0f8fad5b-d9cb-469f"},
+		{"body_hit_4KB_first_rule_last", codec.FamilyOpenAI, clientHeaders(), chatBody(4096, `,"prompt_cache_key":"pck-123"`), "pck-123"},
+		{"body_hit_4KB_third_rule", codec.FamilyOpenAI, clientHeaders(), chatBody(4096, `,"previous_response_id":"resp_123"`), "resp_123"},
+		{"anthropic_user_id", codec.FamilyAnthropic, clientHeaders(), anthropic, testUUID},
+		{"miss_4KB", codec.FamilyOpenAI, clientHeaders(), chatBody(4096, ""), ""},
+		{"miss_64KB", codec.FamilyOpenAI, clientHeaders(), chatBody(64<<10, ""), ""},
 	}
 	for _, c := range cases {
 		if id, _ := Extract(c.proto, c.h, c.body); id != c.want {

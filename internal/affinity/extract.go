@@ -3,34 +3,12 @@ package affinity
 import (
 	"net/http"
 	"strings"
+	"switchyard/internal/codec"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
-
-// Protocol is the client-facing API protocol of a request; it selects which
-// body fields Extract reads.
-type Protocol int
-
-const (
-	// OpenAI is the OpenAI API (/v1/chat/completions, /v1/responses, …).
-	OpenAI Protocol = iota
-	// Anthropic is the Anthropic Messages API (/v1/messages).
-	Anthropic
-)
-
-// String returns "openai" or "anthropic".
-func (p Protocol) String() string {
-	switch p {
-	case OpenAI:
-		return "openai"
-	case Anthropic:
-		return "anthropic"
-	default:
-		return "unknown"
-	}
-}
 
 // MaxIDLength is the longest session id Extract accepts, in characters
 // (Unicode code points). A longer candidate is ignored as if it were absent,
@@ -108,7 +86,7 @@ var openAIBodyRules = [...]struct{ path, source string }{
 // with the lower-case name from the list above, or "body:prompt_cache_key",
 // "body:metadata.session_id", "body:previous_response_id",
 // "body:metadata.user_id".
-func Extract(p Protocol, h http.Header, body []byte) (id, source string) {
+func Extract(p codec.Family, h http.Header, body []byte) (id, source string) {
 	hdr := scanHeaders(h)
 	for i := range numSessionHeaders {
 		if hdr[i] != "" {
@@ -162,18 +140,18 @@ func headerRank(k string) int {
 }
 
 // extractBody applies the body rules of protocol p.
-func extractBody(p Protocol, body []byte) (id, source string) {
+func extractBody(p codec.Family, body []byte) (id, source string) {
 	if len(body) == 0 {
 		return "", ""
 	}
 	switch p {
-	case OpenAI:
+	case codec.FamilyOpenAI:
 		for _, r := range openAIBodyRules {
 			if id, ok := bodyString(body, r.path); ok {
 				return id, r.source
 			}
 		}
-	case Anthropic:
+	case codec.FamilyAnthropic:
 		v := gjson.GetBytes(body, pathMetadataUserID)
 		if v.Type != gjson.String {
 			return "", ""

@@ -7,7 +7,10 @@
 // path of the offending key, e.g. `upstreams[2].weight: must be 1–100, got 0`.
 package config
 
-import "time"
+import (
+	"switchyard/internal/provider"
+	"time"
+)
 
 // Providers an upstream may speak.
 const (
@@ -381,4 +384,9 @@ func (c *Config) Settings(model string) (Route, bool) {
 		return r, true
 	}
 	return Route{Model: model, RouteSettings: c.Defaults}, false
+}
+
+// Adapter returns what u's provider adapter needs of it.
+func (u *Upstream) Adapter() provider.Upstream {
+	return provider.Upstream{Name: u.Name, BaseURL: u.BaseURL, APIKey: u.APIKey, APIVersion: u.APIVersion, Headers: u.Headers}
 }

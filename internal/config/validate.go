@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"switchyard/internal/provider"
 	"time"
 	"unicode"
 
@@ -32,7 +33,6 @@ var (
 	probeKinds     = []string{"models", "chat"}
 	periods        = []string{"day", "month"}
 	migrationModes = []string{"never", "cross_tier", "always"}
-	providers      = []string{ProviderOpenAI, ProviderAnthropic, ProviderAzureOpenAI, ProviderOpenAICompatible}
 
 	// reservedHeaders are set by the gateway (upstream auth, routing) or by
 	// the HTTP transport; upstreams[].headers may not override them.
@@ -507,21 +507,23 @@ func (u *Upstream) check(v *validator, path string, i int, x *crossRefs) {
 			v.add(p("name"), "duplicate upstream name %q (also upstreams[%d])", u.Name, j)
 		}
 	}
-	v.oneOf(p("provider"), u.Provider, providers)
+	pr, known := provider.Builtin().Lookup(u.Provider)
+	if !known {
+		v.oneOf(p("provider"), u.Provider, provider.Builtin().Names())
+	}
 	if v.required(p("base_url"), u.BaseURL) {
 		if msg := checkBaseURL(u.BaseURL); msg != "" {
 			v.add(p("base_url"), "%s", msg)
 		}
 	}
-	switch {
-	case u.APIKey != "":
+	if u.APIKey != "" {
 		v.secret(p("api_key"), u.APIKey)
-	case u.Provider == ProviderOpenAI || u.Provider == ProviderAnthropic || u.Provider == ProviderAzureOpenAI:
-		v.add(p("api_key"), "required for provider %s", u.Provider)
 	}
-	if u.APIVersion != "" && (u.Provider == ProviderAzureOpenAI || u.Provider == ProviderAnthropic) &&
-		!validAPIVersion(u.APIVersion) {
-		v.add(p("api_version"), "must be a dated version such as 2024-10-21 or 2025-01-01-preview, got %q", u.APIVersion)
+	if known {
+		// The provider's own rules (a required key, a dated api_version).
+		for _, prob := range pr.Check(u.Adapter()) {
+			v.add(p(prob.Field), "%s", prob.Message)
+		}
 	}
 
 	if len(u.Models) == 0 {
@@ -753,14 +755,4 @@ func checkSHA256(s string) string {
 		}
 	}
 	return ""
-}
-
-// validAPIVersion accepts dated versions: 2024-10-21, 2025-01-01-preview.
-func validAPIVersion(s string) bool {
-	date, suffix, _ := strings.Cut(s, "-preview")
-	if suffix != "" {
-		return false
-	}
-	_, err := time.Parse("2006-01-02", date)
-	return err == nil
 }

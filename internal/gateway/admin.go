@@ -18,6 +18,7 @@ import (
 	"switchyard/internal/balancer"
 	"switchyard/internal/config"
 	"switchyard/internal/limits"
+	"switchyard/internal/outcome"
 	"switchyard/internal/proxy"
 	"switchyard/internal/state"
 	"switchyard/internal/store"
@@ -51,11 +52,7 @@ func (g *Gateway) initTraffic() {
 	if g.shared != nil {
 		base = g.shared
 	}
-	g.stats = &countingStats{
-		Stats:   base,
-		traffic: g.traffic,
-		cooling: func(name string) bool { return !g.limiter.View(name, 0).CoolingUntil.IsZero() },
-	}
+	g.stats = &countingStats{Stats: base, traffic: g.traffic}
 }
 
 // countingStats is a state.Stats that also counts attempts for
@@ -66,11 +63,6 @@ func (g *Gateway) initTraffic() {
 type countingStats struct {
 	state.Stats
 	traffic *admin.Traffic
-	// cooling reports whether an upstream is cooling down after a 429. The
-	// proxy starts the cooldown just before it observes a 429's attempt,
-	// which is how a neutral outcome is told to be a 429 (a client error
-	// or a cancel during a cooldown would be counted as one too).
-	cooling func(name string) bool
 }
 
 var _ state.Stats = (*countingStats)(nil)
@@ -82,12 +74,12 @@ func (c *countingStats) Dispatched(upstream string, now time.Time) {
 }
 
 // Observe counts a failed or rate-limited attempt and passes it on.
-func (c *countingStats) Observe(upstream string, r state.Result, now time.Time) {
+func (c *countingStats) Observe(upstream string, r outcome.Outcome, now time.Time) {
 	c.Stats.Observe(upstream, r, now)
 	switch {
-	case r.Failed:
+	case r.Class.Failure():
 		c.traffic.Add(upstream, admin.Failure, now)
-	case r.Neutral && c.cooling(upstream):
+	case r.Class == outcome.RateLimited:
 		c.traffic.Add(upstream, admin.RateLimited, now)
 	}
 }

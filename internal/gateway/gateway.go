@@ -182,7 +182,6 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		Breakers: g.breakers, Slots: g.slots, Stats: g.stats, Logs: sink, OnDecision: g.recordDecision,
 		Limiter: g.limiter, Spend: g.spend, KeyRPM: limits.NewKeyLimiter(opts.Clock), Metrics: g.metrics,
 		Affinity: g.affinity, Shared: g.shared,
-		Budget:  limits.NewRetryBudget(opts.Clock, cfg.Defaults.RetryBudget),
 		Latency: func(name string) float64 { return g.prober.LatencyMs(name) },
 	}, cat)
 	g.prober = health.NewProber(cfg.Health, opts.Clock, rand.New(rand.NewPCG(opts.Seed, 0x9e3779b9)), g.breakers,
@@ -275,9 +274,13 @@ func (g *Gateway) buildCatalog(ctx context.Context) (*proxy.Catalog, error) {
 	}
 	g.setNames(ups, keys, routes)
 	g.watchShared(ups, keys)
+	var prev *proxy.Catalog
+	if g.proxy != nil {
+		prev = g.proxy.Catalog()
+	}
 	return proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: ups, Keys: keys, Routes: routes, Defaults: g.cfg.Defaults, Affinity: g.cfg.Affinity,
-		Seed: g.seed, Now: g.clock.Now,
+		Seed: g.seed, Now: g.clock.Now, Clock: g.clock, Previous: prev,
 	})
 }
 

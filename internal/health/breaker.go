@@ -7,6 +7,7 @@ import (
 
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
+	"switchyard/internal/outcome"
 )
 
 // State is a circuit breaker's state.
@@ -52,10 +53,10 @@ const (
 // use; a nil entry (an upstream never seen failing, or forgotten) is closed.
 //
 // The state machine. CLOSED lets everything through and keeps the times of
-// the last failure_threshold failures (ServerError outcomes); when
+// the last failure_threshold failures (outcome.ServerError outcomes); when
 // failure_threshold of them fall within `window` (a sliding count, so
 // successes in between do not reset it) the breaker trips to OPEN — seed 002's
-// "30 秒内 5 次 5xx → 熔断 60 秒". An AuthError (401/403) trips it at once and
+// "30 秒内 5 次 5xx → 熔断 60 秒". An outcome.AuthError (401/403) trips it at once and
 // its reason is kept ("auth error: status 401"). OPEN rejects every request
 // for its open period: open_duration × 2^(trips-1), capped at 10 ×
 // open_duration, where trips counts the trips since the breaker last stayed
@@ -68,8 +69,8 @@ const (
 // previous probe, across re-opens, so a failing upstream receives at most
 // one probe per probe_interval whatever open_duration is); the probe's
 // outcome decides — success_threshold successes (consecutive: any failure
-// re-opens) close it, a ServerError or AuthError re-opens it with the next,
-// doubled open period, and a RateLimited, ClientError or Canceled outcome
+// re-opens) close it, an outcome.ServerError or outcome.AuthError re-opens it with the next,
+// doubled open period, and an outcome.RateLimited, outcome.ClientError or outcome.Canceled outcome
 // frees the slot without deciding (the next probe is still due one
 // probe_interval after the previous one was claimed). After closing, the
 // effective-weight factor View.SlowStart ramps linearly from 0.1 to 1 over
@@ -80,7 +81,7 @@ const (
 // whether or not the caller held the slot (a request sent while CLOSED that
 // outlived the whole open period is the only other way to get one), so a
 // caller that never calls Acquire still sees the breaker close and re-open.
-// Success, ClientError, RateLimited and Canceled never count as failures.
+// outcome.Success, outcome.ClientError, outcome.RateLimited and outcome.Canceled never count as failures.
 //
 // Transitions out of OPEN, the expiry of a probe lease and the reset of the
 // trip count happen lazily, on the next View, Acquire, Record or States call
@@ -230,7 +231,7 @@ func (b *Breakers) View(name string) View {
 // OPEN. While HALF_OPEN it claims the probe slot if a probe is due and no
 // other is in flight, and reports probe = true; of any number of concurrent
 // callers exactly one gets it. A caller whose Acquire returned ok must
-// Record the outcome (Canceled if it ends up not sending), which frees or
+// Record the outcome (outcome.Canceled if it ends up not sending), which frees or
 // decides the probe slot.
 func (b *Breakers) Acquire(name string) (ok, probe bool) {
 	br := b.lookup(name)
@@ -257,12 +258,14 @@ func (b *Breakers) Acquire(name string) (ok, probe bool) {
 }
 
 // Record feeds one attempt's outcome for upstream name into its breaker (see
-// Breakers for what each outcome does in each state). detail describes the
-// failure ("status 401", "connection refused") and goes into the reason.
-func (b *Breakers) Record(name string, o Outcome, detail string) {
+// Breakers for what each outcome class does in each state). res.Detail
+// describes the failure ("status 401", "connection refused") and goes into
+// the reason.
+func (b *Breakers) Record(name string, res outcome.Outcome) {
+	o, detail := res.Class, res.Detail
 	br := b.lookup(name)
 	if br == nil {
-		if o != ServerError && o != AuthError {
+		if o != outcome.ServerError && o != outcome.AuthError {
 			return // nothing to count, and nothing to free
 		}
 		br = b.create(name)
@@ -274,26 +277,26 @@ func (b *Breakers) Record(name string, o Outcome, detail string) {
 	switch br.state {
 	case Closed:
 		switch o {
-		case AuthError:
+		case outcome.AuthError:
 			b.tripLocked(br, now, authReason(detail), &tr)
-		case ServerError:
+		case outcome.ServerError:
 			if b.addFailureLocked(br, now) {
 				b.tripLocked(br, now, b.failureReason(detail), &tr)
 			}
 		}
 	case HalfOpen:
 		switch o {
-		case Success:
+		case outcome.Success:
 			br.probeHeld = false
 			br.successes++
 			if br.successes >= b.cfg.SuccessThreshold {
 				b.closeLocked(br, now, &tr)
 			}
-		case AuthError:
+		case outcome.AuthError:
 			b.tripLocked(br, now, authReason(detail), &tr)
-		case ServerError:
+		case outcome.ServerError:
 			b.tripLocked(br, now, probeReason(detail), &tr)
-		case ClientError, RateLimited, Canceled:
+		case outcome.ClientError, outcome.RateLimited, outcome.Canceled:
 			br.probeHeld = false
 		}
 	}

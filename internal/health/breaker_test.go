@@ -10,6 +10,7 @@ import (
 
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
+	"switchyard/internal/outcome"
 )
 
 var t0 = time.Unix(1_000_000, 0)
@@ -64,14 +65,14 @@ func at(d time.Duration) op {
 	}}
 }
 
-func rec(o Outcome, detail string) op {
-	return op{"record " + o.String(), func(h *harness) error { h.b.Record("u", o, detail); return nil }}
+func rec(o outcome.Class, detail string) op {
+	return op{"record " + o.String(), func(h *harness) error { h.b.Record("u", outcome.Of(o, detail)); return nil }}
 }
 
-func recN(n int, o Outcome) op {
+func recN(n int, o outcome.Class) op {
 	return op{fmt.Sprintf("record %d × %s", n, o), func(h *harness) error {
 		for range n {
-			h.b.Record("u", o, "x")
+			h.b.Record("u", outcome.Of(o, "x"))
 		}
 		return nil
 	}}
@@ -137,10 +138,10 @@ func TestBreakerTimeline(t *testing.T) {
 		ops  []op
 	}{
 		{"failures within the window open it", threeIn30, []op{
-			rec(ServerError, "status 502"), want(Closed, false, never),
-			at(10 * s), rec(ServerError, "status 502"),
+			rec(outcome.ServerError, "status 502"), want(Closed, false, never),
+			at(10 * s), rec(outcome.ServerError, "status 502"),
 			check("2 failures counted", func(v View) bool { return v.Failures == 2 }),
-			at(29*s + 999*time.Millisecond), rec(ServerError, "status 502"),
+			at(29*s + 999*time.Millisecond), rec(outcome.ServerError, "status 502"),
 			want(Open, true, 89*s+999*time.Millisecond),
 			check("reason names the threshold and the last failure", func(v View) bool {
 				return v.Reason == "3 failures within 30s, last: status 502" && v.Trips == 1
@@ -148,99 +149,99 @@ func TestBreakerTimeline(t *testing.T) {
 			wantTransitions("closed→open: 3 failures within 30s, last: status 502"),
 		}},
 		{"failures that slid out of the window do not count", threeIn30, []op{
-			rec(ServerError, "a"), at(10 * s), rec(ServerError, "b"),
-			at(30 * s), rec(ServerError, "c"), // the first one (at 0) is out: 30s is not within 30s
+			rec(outcome.ServerError, "a"), at(10 * s), rec(outcome.ServerError, "b"),
+			at(30 * s), rec(outcome.ServerError, "c"), // the first one (at 0) is out: 30s is not within 30s
 			want(Closed, false, never),
 			check("2 failures within the window", func(v View) bool { return v.Failures == 2 }),
-			at(39*s + 999*time.Millisecond), rec(ServerError, "d"), // 10s, 30s, 39.999s
+			at(39*s + 999*time.Millisecond), rec(outcome.ServerError, "d"), // 10s, 30s, 39.999s
 			want(Open, true, 99*s+999*time.Millisecond),
 		}},
 		{"successes between failures do not reset the count", threeIn30, []op{
-			rec(ServerError, "a"), rec(Success, ""), rec(ServerError, "b"), recN(10, Success),
-			want(Closed, false, never), rec(ServerError, "c"), want(Open, true, 60*s),
+			rec(outcome.ServerError, "a"), rec(outcome.Success, ""), rec(outcome.ServerError, "b"), recN(10, outcome.Success),
+			want(Closed, false, never), rec(outcome.ServerError, "c"), want(Open, true, 60*s),
 		}},
 		{"429, client errors and cancels never trip it", threeIn30, []op{
-			recN(100, RateLimited), recN(100, ClientError), recN(100, Canceled), recN(100, Success),
+			recN(100, outcome.RateLimited), recN(100, outcome.ClientError), recN(100, outcome.Canceled), recN(100, outcome.Success),
 			want(Closed, false, never), acquire(true, false),
 			check("no failures", func(v View) bool { return v.Failures == 0 && v.Trips == 0 }),
 		}},
 		{"auth error opens at once with its reason", testCircuit(), []op{
-			rec(AuthError, "status 401"), want(Open, true, 60*s),
+			rec(outcome.AuthError, "status 401"), want(Open, true, 60*s),
 			check("reason kept", func(v View) bool { return v.Reason == "auth error: status 401" }),
 			acquire(false, false),
 		}},
 		{"open for open_duration, then one probe closes it", testCircuit(), []op{
-			rec(AuthError, "status 403"),
+			rec(outcome.AuthError, "status 403"),
 			at(59*s + 999*time.Millisecond), want(Open, true, 60*s), acquire(false, false),
 			at(60 * s), want(HalfOpen, false, never), // the probe is due
 			acquire(true, true), want(HalfOpen, true, 70*s), acquire(false, false),
 			check("probe in flight", func(v View) bool { return v.ProbeInFlight }),
-			rec(Success, ""), want(Closed, false, never), acquire(true, false),
+			rec(outcome.Success, ""), want(Closed, false, never), acquire(true, false),
 			wantTransitions("closed→open: auth error: status 403", "open→half_open: open period over", "half_open→closed: probes succeeded"),
 		}},
 		{"outcomes recorded while open are ignored", threeIn30, []op{
-			recN(3, ServerError), at(30 * s), recN(5, Success), recN(5, ServerError), rec(AuthError, "late"),
+			recN(3, outcome.ServerError), at(30 * s), recN(5, outcome.Success), recN(5, outcome.ServerError), rec(outcome.AuthError, "late"),
 			want(Open, true, 60*s),
 			check("first reason kept", func(v View) bool { return strings.HasPrefix(v.Reason, "3 failures") && v.Trips == 1 }),
 		}},
 		{"success_threshold 2 needs two probe successes", two, []op{
-			rec(AuthError, "status 401"), at(60 * s), acquire(true, true), rec(Success, ""),
+			rec(outcome.AuthError, "status 401"), at(60 * s), acquire(true, true), rec(outcome.Success, ""),
 			want(HalfOpen, true, 70*s), acquire(false, false),
 			check("one success so far", func(v View) bool { return v.ProbeSuccesses == 1 && !v.ProbeInFlight }),
-			at(70 * s), acquire(true, true), rec(Success, ""), want(Closed, false, never),
+			at(70 * s), acquire(true, true), rec(outcome.Success, ""), want(Closed, false, never),
 		}},
 		{"success_threshold 2: a failure between the successes re-opens", two, []op{
-			rec(AuthError, "status 401"), at(60 * s), acquire(true, true), rec(Success, ""),
-			at(70 * s), acquire(true, true), rec(ServerError, "status 503"),
+			rec(outcome.AuthError, "status 401"), at(60 * s), acquire(true, true), rec(outcome.Success, ""),
+			at(70 * s), acquire(true, true), rec(outcome.ServerError, "status 503"),
 			want(Open, true, 190*s), // second trip: 2 × 60s
 			check("reason and trips", func(v View) bool {
 				return v.Reason == "half-open probe failed: status 503" && v.Trips == 2 && v.ProbeSuccesses == 0
 			}),
 		}},
 		{"neutral outcomes free the probe slot without deciding", testCircuit(), []op{
-			rec(AuthError, "status 401"),
-			at(60 * s), acquire(true, true), rec(RateLimited, "429"),
+			rec(outcome.AuthError, "status 401"),
+			at(60 * s), acquire(true, true), rec(outcome.RateLimited, "429"),
 			want(HalfOpen, true, 70*s), // free, but the next probe is due one interval after the last
 			check("slot free", func(v View) bool { return !v.ProbeInFlight }),
-			at(70 * s), acquire(true, true), rec(ClientError, "400"),
-			at(80 * s), acquire(true, true), rec(Canceled, ""),
-			at(90 * s), acquire(true, true), rec(Success, ""), want(Closed, false, never),
+			at(70 * s), acquire(true, true), rec(outcome.ClientError, "400"),
+			at(80 * s), acquire(true, true), rec(outcome.Canceled, ""),
+			at(90 * s), acquire(true, true), rec(outcome.Success, ""), want(Closed, false, never),
 		}},
 		{"a probe in flight blocks the next one until its outcome", testCircuit(), []op{
-			rec(AuthError, "status 401"), at(60 * s), acquire(true, true),
+			rec(outcome.AuthError, "status 401"), at(60 * s), acquire(true, true),
 			at(95 * s), acquire(false, false), want(HalfOpen, true, 105*s),
-			rec(Success, ""), want(Closed, false, never),
+			rec(outcome.Success, ""), want(Closed, false, never),
 		}},
 		{"auth error in half-open re-opens with its reason", testCircuit(), []op{
-			rec(ServerError, "x"), recN(4, ServerError), at(60 * s), acquire(true, true), rec(AuthError, "status 401"),
+			rec(outcome.ServerError, "x"), recN(4, outcome.ServerError), at(60 * s), acquire(true, true), rec(outcome.AuthError, "status 401"),
 			want(Open, true, 180*s),
 			check("auth reason", func(v View) bool { return v.Reason == "auth error: status 401" && v.Trips == 2 }),
 		}},
 		{"a half-open outcome counts without Acquire (callers that never claim)", testCircuit(), []op{
-			rec(AuthError, "status 401"), at(60 * s), rec(Success, ""), want(Closed, false, never),
+			rec(outcome.AuthError, "status 401"), at(60 * s), rec(outcome.Success, ""), want(Closed, false, never),
 		}},
 		{"trip count resets once closed for a full window", testCircuit(), []op{
-			rec(AuthError, "a"), at(60 * s), rec(ServerError, "b"), // trip 2 → open until 180s
-			at(180 * s), rec(Success, ""),
+			rec(outcome.AuthError, "a"), at(60 * s), rec(outcome.ServerError, "b"), // trip 2 → open until 180s
+			at(180 * s), rec(outcome.Success, ""),
 			check("closed, trips remembered", func(v View) bool { return v.State == Closed && v.Trips == 2 }),
-			at(209 * s), rec(AuthError, "c"), want(Open, true, 209*s+240*time.Second), // trip 3: 4×
-			at(449 * s), rec(Success, ""), // closed at 449s
+			at(209 * s), rec(outcome.AuthError, "c"), want(Open, true, 209*s+240*time.Second), // trip 3: 4×
+			at(449 * s), rec(outcome.Success, ""), // closed at 449s
 			at(479 * s), // a full window later
 			check("trips reset", func(v View) bool { return v.State == Closed && v.Trips == 0 }),
-			rec(AuthError, "d"), want(Open, true, 539*s), // trip 1 again: 1×
+			rec(outcome.AuthError, "d"), want(Open, true, 539*s), // trip 1 again: 1×
 		}},
 		{"open_duration shorter than probe_interval: one probe per interval", func() config.Circuit {
 			c := testCircuit()
 			c.OpenDuration = s
 			return c
 		}(), []op{
-			rec(AuthError, "status 401"), at(s), acquire(true, true), rec(ServerError, "status 500"),
+			rec(outcome.AuthError, "status 401"), at(s), acquire(true, true), rec(outcome.ServerError, "status 500"),
 			want(Open, true, 11*s), // open until 3 s (2 × 1 s), but the next probe is due at 11 s
 			at(3 * s), want(HalfOpen, true, 11*s), acquire(false, false),
-			at(11 * s), acquire(true, true), rec(ServerError, "status 500"), want(Open, true, 21*s),
+			at(11 * s), acquire(true, true), rec(outcome.ServerError, "status 500"), want(Open, true, 21*s),
 		}},
 		{"an unclaimed probe lease expires", testCircuit(), []op{
-			rec(AuthError, "status 401"), at(60 * s), acquire(true, true),
+			rec(outcome.AuthError, "status 401"), at(60 * s), acquire(true, true),
 			at(60*s + DefaultProbeLease - time.Millisecond), acquire(false, false),
 			at(60*s + DefaultProbeLease), want(HalfOpen, false, never), acquire(true, true),
 		}},
@@ -260,7 +261,7 @@ func TestBreakerTimeline(t *testing.T) {
 func TestBreakerOpenDurationDoubles(t *testing.T) {
 	cfg := testCircuit()
 	h := newHarness(t, cfg)
-	h.b.Record("u", AuthError, "status 401")
+	h.b.Record("u", outcome.Of(outcome.AuthError, "status 401"))
 	// Each re-open waits 1×, 2×, 4×, 8×, then 10× (capped) the open duration.
 	factors := []int{1, 2, 4, 8, 10, 10, 10}
 	for i, f := range factors {
@@ -275,7 +276,7 @@ func TestBreakerOpenDurationDoubles(t *testing.T) {
 		if ok, probe := h.b.Acquire("u"); !ok || !probe {
 			t.Fatalf("trip %d: no probe when the open period ended", i+1)
 		}
-		h.b.Record("u", ServerError, "status 500")
+		h.b.Record("u", outcome.Of(outcome.ServerError, "status 500"))
 	}
 }
 
@@ -302,13 +303,13 @@ func TestBreakerSlowStart(t *testing.T) {
 			if v := h.b.View("u"); v.SlowStart != 1 {
 				t.Fatalf("never tripped: slow start %v, want 1", v.SlowStart)
 			}
-			h.b.Record("u", AuthError, "status 401")
+			h.b.Record("u", outcome.Of(outcome.AuthError, "status 401"))
 			if v := h.b.View("u"); v.SlowStart != 1 {
 				t.Fatalf("open: slow start %v, want 1", v.SlowStart)
 			}
 			h.fc.Advance(cfg.OpenDuration)
 			h.b.Acquire("u")
-			h.b.Record("u", Success, "") // closes now
+			h.b.Record("u", outcome.Of(outcome.Success, "")) // closes now
 			h.fc.Advance(tc.after)
 			if v := h.b.View("u"); v.State != Closed || math.Abs(v.SlowStart-tc.want) > 1e-9 {
 				t.Fatalf("%s after closing: state %s, slow start %v, want %v", tc.after, v.State, v.SlowStart, tc.want)
@@ -321,7 +322,7 @@ func TestBreakerOneProbePerIntervalUnderConcurrency(t *testing.T) {
 	const callers = 10
 	cfg := testCircuit()
 	h := newHarness(t, cfg)
-	h.b.Record("u", AuthError, "status 401")
+	h.b.Record("u", outcome.Of(outcome.AuthError, "status 401"))
 	h.fc.Advance(cfg.OpenDuration)
 	burst := func() (oks, probes int) {
 		var wg sync.WaitGroup
@@ -351,7 +352,7 @@ func TestBreakerOneProbePerIntervalUnderConcurrency(t *testing.T) {
 		if oks, probes := burst(); oks != 1 || probes != 1 {
 			t.Fatalf("interval %d: %d of %d concurrent Acquire calls succeeded (%d probes), want exactly 1", i, oks, callers, probes)
 		}
-		h.b.Record("u", RateLimited, "429") // frees the slot without deciding
+		h.b.Record("u", outcome.Of(outcome.RateLimited, "429")) // frees the slot without deciding
 		if oks, _ := burst(); oks != 0 {
 			t.Fatalf("interval %d: %d more probes before probe_interval passed", i, oks)
 		}
@@ -397,7 +398,7 @@ func TestBreakerShieldsAFailingUpstream(t *testing.T) {
 				}
 				if ok {
 					sent++
-					h.b.Record("u", ServerError, "status 500")
+					h.b.Record("u", outcome.Of(outcome.ServerError, "status 500"))
 				}
 				h.fc.Advance(100 * time.Millisecond)
 			}
@@ -420,12 +421,12 @@ func TestBreakersUnknownForgetAndStates(t *testing.T) {
 	if ok, probe := h.b.Acquire("nobody"); !ok || probe {
 		t.Fatalf("unknown upstream: Acquire = %v,%v", ok, probe)
 	}
-	h.b.Record("nobody", Success, "")
+	h.b.Record("nobody", outcome.Of(outcome.Success, ""))
 	if len(h.b.States()) != 0 {
 		t.Fatal("a success created a breaker entry")
 	}
-	h.b.Record("a", AuthError, "status 401")
-	h.b.Record("b", ServerError, "status 500")
+	h.b.Record("a", outcome.Of(outcome.AuthError, "status 401"))
+	h.b.Record("b", outcome.Of(outcome.ServerError, "status 500"))
 	states := h.b.States()
 	if len(states) != 2 || states["a"].State != Open || states["b"].State != Closed || states["b"].Failures != 1 {
 		t.Fatalf("states %+v", states)
@@ -444,12 +445,12 @@ func TestBreakerConfigDefaults(t *testing.T) {
 	fc := clock.NewFake(t0)
 	b := NewBreakers(config.Circuit{}, fc)
 	for range 4 {
-		b.Record("u", ServerError, "x")
+		b.Record("u", outcome.Of(outcome.ServerError, "x"))
 	}
 	if b.View("u").Open {
 		t.Fatal("opened before 5 failures")
 	}
-	b.Record("u", ServerError, "x")
+	b.Record("u", outcome.Of(outcome.ServerError, "x"))
 	if v := b.View("u"); !v.Open || !v.Until.Equal(t0.Add(60*time.Second)) {
 		t.Fatalf("view %+v", v)
 	}
@@ -466,15 +467,6 @@ func TestStateString(t *testing.T) {
 	}
 }
 
-func TestOutcomeFailover(t *testing.T) {
-	want := map[Outcome]bool{Success: false, ClientError: false, AuthError: true, RateLimited: true, ServerError: true, Canceled: false}
-	for o, w := range want {
-		if o.Failover() != w {
-			t.Errorf("%v.Failover() = %v", o, !w)
-		}
-	}
-}
-
 // BenchmarkBreakerViewAcquireRecord measures the per-attempt hot path of the
 // proxy: View while planning, Acquire before dispatch, Record after.
 func BenchmarkBreakerViewAcquireRecord(b *testing.B) {
@@ -484,7 +476,7 @@ func BenchmarkBreakerViewAcquireRecord(b *testing.B) {
 			names := make([]string, n)
 			for i := range names {
 				names[i] = fmt.Sprintf("up-%d", i)
-				br.Record(names[i], ServerError, "warm") // create the entry
+				br.Record(names[i], outcome.Of(outcome.ServerError, "warm")) // create the entry
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -492,7 +484,7 @@ func BenchmarkBreakerViewAcquireRecord(b *testing.B) {
 				name := names[i%n]
 				_ = br.View(name)
 				if ok, _ := br.Acquire(name); ok {
-					br.Record(name, Success, "")
+					br.Record(name, outcome.Of(outcome.Success, ""))
 				}
 			}
 		})
@@ -502,7 +494,7 @@ func BenchmarkBreakerViewAcquireRecord(b *testing.B) {
 		names := make([]string, 64)
 		for i := range names {
 			names[i] = fmt.Sprintf("up-%d", i)
-			br.Record(names[i], ServerError, "warm")
+			br.Record(names[i], outcome.Of(outcome.ServerError, "warm"))
 		}
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
@@ -512,7 +504,7 @@ func BenchmarkBreakerViewAcquireRecord(b *testing.B) {
 				i++
 				_ = br.View(name)
 				if ok, _ := br.Acquire(name); ok {
-					br.Record(name, Success, "")
+					br.Record(name, outcome.Of(outcome.Success, ""))
 				}
 			}
 		})
@@ -533,7 +525,7 @@ func TestBreakerProbeLeaseOption(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, testCircuit(), WithProbeLease(tc.lease))
-			h.b.Record("u", AuthError, "status 401")
+			h.b.Record("u", outcome.Of(outcome.AuthError, "status 401"))
 			h.fc.Advance(time.Minute)
 			if ok, probe := h.b.Acquire("u"); !ok || !probe {
 				t.Fatal("no probe when the open period ended")

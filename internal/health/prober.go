@@ -10,6 +10,7 @@ import (
 
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
+	"switchyard/internal/outcome"
 )
 
 // Errors of the prober.
@@ -25,15 +26,15 @@ var (
 // must return soon after ctx is done; ctx is canceled (with cause
 // ErrProbeTimeout) once health.timeout has passed on the prober's clock.
 // It carries no deadline, as the clock may be fake. An error counts as a
-// ServerError unless it wraps an *OutcomeError that says otherwise (an
-// AuthError for a 401/403, a RateLimited for a 429).
+// outcome.ServerError unless it wraps an *OutcomeError that says otherwise (an
+// outcome.AuthError for a 401/403, an outcome.RateLimited for a 429).
 type CheckFunc func(ctx context.Context, upstream string) error
 
 // OutcomeError classifies a CheckFunc's error. Without one a failed check
-// counts as a ServerError.
+// counts as an outcome.ServerError.
 type OutcomeError struct {
-	// Outcome is the class of the failure, e.g. AuthError for a 401.
-	Outcome Outcome
+	// Outcome is the class of the failure, e.g. outcome.AuthError for a 401.
+	Outcome outcome.Class
 	// Err describes it, e.g. "status 401"; it becomes the breaker's detail.
 	Err error
 }
@@ -79,12 +80,12 @@ type ProbeResult struct {
 // lets a request through (View.Until) if that comes before the next interval.
 // A HALF_OPEN breaker's probe slot is claimed by the active probe, so a cheap
 // GET /models rather than a client's request tests a recovering upstream. The
-// outcome is then recorded like a request's: a success is a Success (while
+// outcome is then recorded like a request's: a success is an outcome.Success (while
 // HALF_OPEN it counts toward success_threshold, so with the default of 1 it
-// closes the breaker), a failed or timed-out probe is a ServerError (while
+// closes the breaker), a failed or timed-out probe is an outcome.ServerError (while
 // CLOSED it counts in the failure window; while HALF_OPEN it re-opens the
 // breaker), an *OutcomeError is its Outcome, and a probe cut short by Run's
-// context ending is Canceled (it decides nothing).
+// context ending is outcome.Canceled (it decides nothing).
 //
 // Upstreams that disappear from targets are forgotten (their latency and
 // last result); their breakers are not the prober's to forget.
@@ -261,20 +262,20 @@ func (p *Prober) probe(ctx context.Context, name string, t *probeTarget, slot bo
 	timedOut := errors.Is(context.Cause(pctx), ErrProbeTimeout)
 	cancel(nil)
 
-	var o Outcome
+	var o outcome.Class
 	var errText string
 	var oe *OutcomeError
 	switch {
 	case timedOut:
-		o, errText = ServerError, "timed out after "+p.timeout.String()
+		o, errText = outcome.ServerError, "timed out after "+p.timeout.String()
 	case err == nil:
-		o = Success
+		o = outcome.Success
 	case ctx.Err() != nil:
-		o, errText = Canceled, "prober stopped"
+		o, errText = outcome.Canceled, "prober stopped"
 	case errors.As(err, &oe):
 		o, errText = oe.Outcome, err.Error()
 	default:
-		o, errText = ServerError, err.Error()
+		o, errText = outcome.ServerError, err.Error()
 	}
 	detail := ""
 	if errText != "" {
@@ -284,9 +285,9 @@ func (p *Prober) probe(ctx context.Context, name string, t *probeTarget, slot bo
 	p.mu.Lock()
 	t.inFlight = false
 	current := p.byUp[name] == t
-	if current && o != Canceled {
-		t.last = ProbeResult{At: start, RTT: rtt, Err: errText, OK: o == Success}
-		if o == Success {
+	if current && o != outcome.Canceled {
+		t.last = ProbeResult{At: start, RTT: rtt, Err: errText, OK: o == outcome.Success}
+		if o == outcome.Success {
 			// At least 1 µs, so that a probe measured as instant on a
 			// coarse or fake clock is not mistaken for "unknown".
 			t.latencyMs = max(float64(rtt)/float64(time.Millisecond), 0.001)
@@ -297,8 +298,8 @@ func (p *Prober) probe(ctx context.Context, name string, t *probeTarget, slot bo
 	switch {
 	case p.breakers == nil:
 	case current:
-		p.breakers.Record(name, o, detail)
+		p.breakers.Record(name, outcome.Of(o, detail))
 	case slot:
-		p.breakers.Record(name, Canceled, detail) // gone: only free the slot
+		p.breakers.Record(name, outcome.Of(outcome.Canceled, detail)) // gone: only free the slot
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
+	"switchyard/internal/outcome"
 )
 
 // The Run loop is tested in synctest bubbles. Tests that need exact times
@@ -266,9 +267,9 @@ func TestProberAndHalfOpenBreaker(t *testing.T) {
 			[]string{"closed→open", "open→half_open", "half_open→closed"}},
 		{"a failed probe re-opens it", 1, refused, Open, 1, 2, "half-open probe failed: probe: connection refused",
 			[]string{"closed→open", "open→half_open", "half_open→open"}},
-		{"a probe's auth error re-opens it with its reason", 1, &OutcomeError{AuthError, errors.New("status 403")}, Open, 1, 2,
+		{"a probe's auth error re-opens it with its reason", 1, &OutcomeError{outcome.AuthError, errors.New("status 403")}, Open, 1, 2,
 			"auth error: probe: status 403", []string{"closed→open", "open→half_open", "half_open→open"}},
-		{"a probe's 429 decides nothing", 1, &OutcomeError{RateLimited, errors.New("status 429")}, HalfOpen, 2, 1,
+		{"a probe's 429 decides nothing", 1, &OutcomeError{outcome.RateLimited, errors.New("status 429")}, HalfOpen, 2, 1,
 			"auth error: status 401", []string{"closed→open", "open→half_open"}},
 	}
 	for _, tc := range tests {
@@ -284,7 +285,7 @@ func TestProberAndHalfOpenBreaker(t *testing.T) {
 					history = append(history, from.String()+"→"+to.String())
 					mu.Unlock()
 				}))
-				b.Record("a", AuthError, "status 401") // open until 60 s
+				b.Record("a", outcome.Of(outcome.AuthError, "status 401")) // open until 60 s
 				var probes []time.Duration
 				p := NewProber(healthCfg(30*time.Second, 5*time.Second), fc, seeded(), b, func(context.Context, string) error {
 					probes = append(probes, fc.Now().Sub(t0))

@@ -27,10 +27,10 @@ const (
 // max(ratio × requests, MinRetriesPerSecond × 10 s). Windows are sliding,
 // in 100 ms buckets.
 type RetryBudget struct {
-	clk   clock.Clock
-	ratio float64
+	clk clock.Clock
 
-	mu      sync.Mutex // guards reqs and retries
+	mu      sync.Mutex // guards ratio, reqs and retries
+	ratio   float64
 	reqs    window
 	retries window
 }
@@ -39,11 +39,22 @@ type RetryBudget struct {
 // 0.2) of the requests; a ratio that is negative or not a number counts as
 // 0, leaving only the floor.
 func NewRetryBudget(clk clock.Clock, ratio float64) *RetryBudget {
-	if !(ratio > 0) || math.IsInf(ratio, 1) {
-		ratio = 0
-	}
 	width := RetryBudgetWindow / budgetBuckets
-	return &RetryBudget{clk: clk, ratio: ratio, reqs: newWindow(budgetBuckets, width), retries: newWindow(budgetBuckets, width)}
+	return &RetryBudget{clk: clk, ratio: sanitizeRatio(ratio), reqs: newWindow(budgetBuckets, width), retries: newWindow(budgetBuckets, width)}
+}
+
+// SetRatio changes the budget's ratio (a reload), keeping its counts.
+func (b *RetryBudget) SetRatio(ratio float64) {
+	b.mu.Lock()
+	b.ratio = sanitizeRatio(ratio)
+	b.mu.Unlock()
+}
+
+func sanitizeRatio(ratio float64) float64 {
+	if !(ratio > 0) || math.IsInf(ratio, 1) {
+		return 0
+	}
+	return ratio
 }
 
 // Request records one client request (not its retries).

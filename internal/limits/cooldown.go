@@ -16,6 +16,9 @@ const (
 	CooldownReset = "reset"
 	// CooldownBackoff means exponential backoff: no header said how long.
 	CooldownBackoff = "backoff"
+	// CooldownProvider means the wait the provider named in its answer's
+	// body (Gemini's RetryInfo), as its adapter read it.
+	CooldownProvider = "provider"
 )
 
 // Backoff parameters after 429s that name no wait (DESIGN.md §6).
@@ -62,12 +65,13 @@ type Cooldown struct {
 //  3. exponential backoff, BackoffBase × 2^(n-1) capped at BackoffMax for
 //     the n-th consecutive 429 (counted until Succeeded).
 //
-// A cooldown never shortens one already running. The limit type comes from
+// A wait the provider's adapter read from the answer (asked > 0) comes
+// before all three. A cooldown never shortens one already running. The limit type comes from
 // the error body (OpenAI error.type "requests"/"tokens", or error.code
 // "rate_limit_exceeded" and Anthropic error.type "rate_limit_error" with a
 // message naming tokens or requests), else from which remaining header is 0.
 // The headers are also learned as by ObserveHeaders.
-func (l *Limiter) RateLimited(name string, h http.Header, body []byte) Cooldown {
+func (l *Limiter) RateLimited(name string, h http.Header, body []byte, asked time.Duration) Cooldown {
 	now := l.clk.Now()
 	obs := parseRateHeaders(h, now)
 	typ := limitTypeFromBody(body)
@@ -80,7 +84,9 @@ func (l *Limiter) RateLimited(name string, h http.Header, body []byte) Cooldown 
 	u.applyLocked(&obs, now)
 	u.consecutive++
 	c := Cooldown{LimitType: typ, Consecutive: u.consecutive}
-	if d, ok := retryAfter(h, now); ok {
+	if asked > 0 {
+		c.Wait, c.Source = min(asked, MaxRetryAfter), CooldownProvider
+	} else if d, ok := retryAfter(h, now); ok {
 		c.Wait, c.Source = d, CooldownRetryAfter
 	} else if d, ok := obs.resetFor(typ, now); ok {
 		c.Wait, c.Source = d, CooldownReset

@@ -69,25 +69,12 @@ func (s *Slots) Acquire(ctx context.Context, name string, limit int, q config.Qu
 
 // wait blocks until w is granted a slot, q.Timeout passes or ctx ends.
 func (s *Slots) wait(ctx context.Context, name string, sl *slot, w *waiter, q config.Queue) (func(), error) {
-	var (
-		expired <-chan struct{}
-		timer   clock.Timer
-	)
-	if q.Timeout > 0 {
-		ch := make(chan struct{})
-		timer = s.clk.AfterFunc(q.Timeout, func() { close(ch) })
-		expired = ch
-	}
 	var err error
-	select {
-	case <-w.ready:
-	case <-expired:
+	switch clock.Wait(ctx, s.clk, w.ready, q.Timeout) {
+	case clock.Expired:
 		err = fmt.Errorf("waiting for a slot on upstream %q for %s: %w", name, q.Timeout, ErrQueueTimeout)
-	case <-ctx.Done():
+	case clock.Done:
 		err = fmt.Errorf("waiting for a slot on upstream %q: %w", name, ctx.Err())
-	}
-	if timer != nil {
-		timer.Stop()
 	}
 	if err == nil {
 		return s.releaser(sl), nil

@@ -381,7 +381,7 @@ func TestRateLimitedCooldownSource(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			l, _ := newTestLimiter()
-			c := l.RateLimited("u", tc.h, tc.body)
+			c := l.RateLimited("u", tc.h, tc.body, 0)
 			want := Cooldown{Until: t0.Add(tc.wantWait), Wait: tc.wantWait, Source: tc.wantSource, LimitType: tc.wantType, Consecutive: 1}
 			if c != want {
 				t.Fatalf("RateLimited = %+v\nwant          %+v", c, want)
@@ -398,14 +398,14 @@ func TestRateLimitedBackoffSequence(t *testing.T) {
 	l, fc := newTestLimiter()
 	wantSecs := []int{1, 2, 4, 8, 16, 32, 60, 60, 60}
 	for i, s := range wantSecs {
-		c := l.RateLimited("u", nil, nil)
+		c := l.RateLimited("u", nil, nil, 0)
 		if c.Wait != time.Duration(s)*time.Second || c.Consecutive != i+1 || c.Source != CooldownBackoff {
 			t.Fatalf("429 #%d: %+v, want backoff %ds", i+1, c, s)
 		}
 		fc.Advance(c.Wait)
 	}
 	l.Succeeded("u")
-	if c := l.RateLimited("u", nil, nil); c.Wait != time.Second || c.Consecutive != 1 {
+	if c := l.RateLimited("u", nil, nil, 0); c.Wait != time.Second || c.Consecutive != 1 {
 		t.Fatalf("after Succeeded: %+v, want backoff 1s, consecutive 1", c)
 	}
 }
@@ -421,7 +421,7 @@ func TestBackoff(t *testing.T) {
 func TestCooldownBlocksThenFrees(t *testing.T) {
 	l, fc := newTestLimiter()
 	body := []byte(`{"error":{"message":"Rate limit reached for gpt-4 on requests per min (RPM): Limit 3, Used 3, Requested 1.","type":"requests","code":"rate_limit_exceeded"}}`)
-	l.RateLimited("u", hdr("Retry-After", "10"), body)
+	l.RateLimited("u", hdr("Retry-After", "10"), body, 0)
 	v := l.View("u", 0)
 	want := LimitView{CoolingUntil: t0.Add(10 * time.Second), Until: t0.Add(10 * time.Second), LimitType: LimitRequests, Reason: "cooling down after 429 (requests)"}
 	if v != want || !v.Limited() || v.Exhausted {
@@ -439,8 +439,8 @@ func TestCooldownBlocksThenFrees(t *testing.T) {
 
 func TestCooldownNeverShortens(t *testing.T) {
 	l, _ := newTestLimiter()
-	l.RateLimited("u", hdr("Retry-After", "30"), nil)
-	c := l.RateLimited("u", hdr("Retry-After", "5"), nil)
+	l.RateLimited("u", hdr("Retry-After", "30"), nil, 0)
+	c := l.RateLimited("u", hdr("Retry-After", "5"), nil, 0)
 	if c.Wait != 5*time.Second || !c.Until.Equal(t0.Add(30*time.Second)) {
 		t.Fatalf("second 429: %+v, want wait 5s but until t0+30s", c)
 	}
@@ -449,8 +449,8 @@ func TestCooldownNeverShortens(t *testing.T) {
 func TestCoolingAndExhaustedUntilIsTheLater(t *testing.T) {
 	l, _ := newTestLimiter()
 	l.Configure("u", 1, 0)
-	mustReserve(t, l, "u", 0)                        // rpm full until minute0+70s (t0+59.6s)
-	l.RateLimited("u", hdr("Retry-After", "5"), nil) // cooling until t0+5s
+	mustReserve(t, l, "u", 0)                           // rpm full until minute0+70s (t0+59.6s)
+	l.RateLimited("u", hdr("Retry-After", "5"), nil, 0) // cooling until t0+5s
 	v := l.View("u", 0)
 	if !v.Exhausted || !v.CoolingUntil.Equal(t0.Add(5*time.Second)) || !v.Until.Equal(minute0.Add(70*time.Second)) {
 		t.Fatalf("View = %+v, want cooling until t0+5s and free at minute0+70s", v)
@@ -486,7 +486,7 @@ func TestLimitType(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			l, _ := newTestLimiter()
-			if c := l.RateLimited("u", tc.h, []byte(tc.body)); c.LimitType != tc.want {
+			if c := l.RateLimited("u", tc.h, []byte(tc.body), 0); c.LimitType != tc.want {
 				t.Fatalf("LimitType = %q, want %q", c.LimitType, tc.want)
 			}
 		})
@@ -498,5 +498,14 @@ func TestSucceededOnUnknownUpstream(t *testing.T) {
 	l.Succeeded("nope")
 	if l.lookup("nope") != nil {
 		t.Fatal("Succeeded created state for an unknown upstream")
+	}
+}
+
+// A wait the provider's adapter read from the answer wins over the headers.
+func TestRateLimitedProviderWait(t *testing.T) {
+	l := NewLimiter(clock.NewFake(t0))
+	c := l.RateLimited("u", hdr("Retry-After", "5"), nil, 42*time.Second)
+	if c.Wait != 42*time.Second || c.Source != CooldownProvider {
+		t.Fatalf("cooldown %v from %s, want 42s from %s", c.Wait, c.Source, CooldownProvider)
 	}
 }

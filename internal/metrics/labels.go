@@ -189,7 +189,7 @@ func boolLabel(b bool) string {
 	return "false"
 }
 
-// Attempt outcome labels, the names of health.Outcome (DESIGN.md §6).
+// Attempt outcome labels, the names of outcome.Class (DESIGN.md §6).
 const (
 	// OutcomeSuccess is a 2xx answer.
 	OutcomeSuccess = "success"

@@ -17,7 +17,7 @@ func (m *Metrics) Request(upstream, model string, status int, stream bool, dur t
 }
 
 // Attempt records one attempt sent to upstream and its outcome class: one of
-// the Outcome constants (the names of health.Outcome); anything else is
+// the Outcome constants (the names of outcome.Class); anything else is
 // recorded as "other".
 func (m *Metrics) Attempt(upstream, outcome string) {
 	m.attemptsC.get([2]string{m.upstream(upstream), outcomeLabel(outcome)}).Inc()

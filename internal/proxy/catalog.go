@@ -12,7 +12,11 @@ import (
 
 	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
+	"switchyard/internal/clock"
+	"switchyard/internal/codec"
 	"switchyard/internal/config"
+	"switchyard/internal/limits"
+	"switchyard/internal/provider"
 )
 
 // Catalog is an immutable routing table: the upstreams, client keys and
@@ -26,14 +30,14 @@ type Catalog struct {
 	routes    []*route
 	fallback  *route // the defaults, for models without a route entry
 	maxBody   int64  // the largest max_body_bytes of any route
+	gen       uint64 // how many catalogs came before this one: seeds new balancers
 }
 
 // upstream is one upstream with what the hot path derives from its config.
 type upstream struct {
-	cfg        config.Upstream
-	protocol   Protocol
-	base       string // base_url without a trailing slash
-	apiVersion string
+	cfg config.Upstream
+	// ep addresses the upstream the way its provider adapter does.
+	ep provider.Endpoint
 	// migrate applies the upstream's affinity_migration to sessions bound to it.
 	migrate balancer.MigrateFunc
 	// nameValue is the X-Switchyard-Upstream header value, shared by every
@@ -48,10 +52,11 @@ type clientKey struct {
 	upstreams map[string]bool
 }
 
-// route is a route entry with its balancer and affinity settings.
+// route is a route entry with its balancer, retry budget and affinity settings.
 type route struct {
 	cfg        config.Route
 	bal        *balancer.Balancer
+	budget     *limits.RetryBudget // routes[].retry_budget
 	affinity   affinity.Policy
 	affinityOn bool
 }
@@ -68,28 +73,44 @@ type CatalogInput struct {
 	Defaults config.RouteSettings
 	// Affinity is the global session-affinity block; routes override it.
 	Affinity config.Affinity
-	// Seed seeds the balancers' random sources (one stream per route).
+	// Seed seeds the balancers' random sources (one stream per route and catalog).
 	Seed uint64
+	// Previous is the catalog this one replaces, nil for the first. A route
+	// whose pattern and strategy are unchanged keeps its balancer, so a
+	// reload does not reset smooth-WRR or round-robin positions, nor replay
+	// a random strategy's sequence.
+	Previous *Catalog
+	// Providers resolves upstreams' provider names. Default: provider.Builtin().
+	Providers *provider.Registry
 	// Now is the balancers' clock, for Decision.ElapsedNs.
 	Now func() time.Time
+	// Clock times the routes' retry budgets. Default: the wall clock.
+	Clock clock.Clock
 }
 
-// NewCatalog indexes in. It fails only on a strategy the balancer does not know.
+// NewCatalog indexes in. It fails on a provider the registry does not
+// know, a key whose hash is not SHA-256 hex, and a strategy the balancer
+// does not know.
 func NewCatalog(in CatalogInput) (*Catalog, error) {
 	c := &Catalog{byName: map[string]*upstream{}, keys: map[[sha256.Size]byte]*clientKey{}, maxBody: in.Defaults.MaxBodyBytes}
+	if in.Previous != nil {
+		c.gen = in.Previous.gen + 1
+	}
+	if in.Clock == nil {
+		in.Clock = clock.Real{}
+	}
+	reg := in.Providers
+	if reg == nil {
+		reg = provider.Builtin()
+	}
 	for _, u := range in.Upstreams {
-		up := &upstream{cfg: u, protocol: protocolOf(u.Provider), base: strings.TrimRight(u.BaseURL, "/"), apiVersion: u.APIVersion,
-			nameValue: []string{u.Name}}
+		p, ok := reg.Lookup(u.Provider)
+		if !ok {
+			return nil, fmt.Errorf("upstream %s: unknown provider %q", u.Name, u.Provider)
+		}
+		up := &upstream{cfg: u, ep: p.New(u.Adapter()), nameValue: []string{u.Name}}
 		mig := u.AffinityMigration
 		up.migrate = func(bodyLen int64, bound, best int) bool { return affinity.ShouldMigrate(mig, bodyLen, bound, best) }
-		if up.apiVersion == "" {
-			switch u.Provider {
-			case config.ProviderAzureOpenAI:
-				up.apiVersion = defaultAzureAPIVersion
-			case config.ProviderAnthropic:
-				up.apiVersion = defaultAnthropicAPIVersion
-			}
-		}
 		c.upstreams = append(c.upstreams, up)
 		c.byName[u.Name] = up
 	}
@@ -113,18 +134,25 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 		c.keys[sum] = ck
 	}
 	newRoute := func(i int, r config.Route) (*route, error) {
-		b, err := balancer.New(balancer.Options{
-			Strategy: r.Strategy,
-			Rand:     rand.New(rand.NewPCG(in.Seed, uint64(i))),
-			Now:      in.Now,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("building balancer for route %q: %w", r.Model, err)
-		}
 		if r.MaxBodyBytes > c.maxBody {
 			c.maxBody = r.MaxBodyBytes
 		}
-		rt := &route{cfg: r, bal: b}
+		b := in.Previous.balancer(r)
+		if b == nil {
+			var err error
+			b, err = balancer.New(balancer.Options{
+				Strategy: r.Strategy,
+				Rand:     rand.New(rand.NewPCG(in.Seed, c.gen<<32|uint64(i))),
+				Now:      in.Now,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("building balancer for route %q: %w", r.Model, err)
+			}
+		}
+		rt := &route{cfg: r, bal: b, budget: in.Previous.budget(r)}
+		if rt.budget == nil {
+			rt.budget = limits.NewRetryBudget(in.Clock, r.RetryBudget)
+		}
 		rt.affinity, rt.affinityOn = affinity.PolicyFor(in.Affinity, r.Affinity)
 		return rt, nil
 	}
@@ -197,12 +225,24 @@ func (k *clientKey) reaches(name string) bool {
 	return k == nil || k.upstreams == nil || k.upstreams[name]
 }
 
-// candidates returns the upstreams of protocol p that serve model and that
+// candidates returns the upstreams of family f that serve model and that
 // key k (nil: any key) may reach, inactive ones included.
-func (c *Catalog) candidates(model string, k *clientKey, p Protocol) []*upstream {
+func (c *Catalog) candidates(model string, k *clientKey, f codec.Family) []*upstream {
 	var out []*upstream
 	for _, u := range c.upstreams {
-		if u.protocol == p && k.reaches(u.cfg.Name) && config.MatchAny(u.cfg.Models, model) {
+		if u.ep.Family() == f && k.reaches(u.cfg.Name) && config.MatchAny(u.cfg.Models, model) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// servers returns the upstreams of any family that serve model and that key
+// k (nil: any key) may reach, inactive ones included.
+func (c *Catalog) servers(model string, k *clientKey) []*upstream {
+	var out []*upstream
+	for _, u := range c.upstreams {
+		if k.reaches(u.cfg.Name) && config.MatchAny(u.cfg.Models, model) {
 			out = append(out, u)
 		}
 	}
@@ -236,4 +276,39 @@ func (u *upstream) upstreamModel(m string) string {
 		return mapped
 	}
 	return m
+}
+
+// balancer returns the balancer of c's route for r's pattern when its
+// strategy is r's, nil otherwise (and for a nil c).
+func (c *Catalog) balancer(r config.Route) *balancer.Balancer {
+	if old := c.sameRoute(r); old != nil && old.cfg.Strategy == r.Strategy {
+		return old.bal
+	}
+	return nil
+}
+
+// budget returns the retry budget of c's route for r's pattern, with r's
+// ratio, so that a reload keeps what the budget has counted.
+func (c *Catalog) budget(r config.Route) *limits.RetryBudget {
+	if old := c.sameRoute(r); old != nil {
+		old.budget.SetRatio(r.RetryBudget)
+		return old.budget
+	}
+	return nil
+}
+
+// sameRoute returns c's route with r's pattern (the fallback for "*"), or nil.
+func (c *Catalog) sameRoute(r config.Route) *route {
+	if c == nil {
+		return nil
+	}
+	if r.Model == "*" && c.fallback != nil && c.fallback.cfg.Model == "*" {
+		return c.fallback
+	}
+	for _, old := range c.routes {
+		if old.cfg.Model == r.Model {
+			return old
+		}
+	}
+	return nil
 }

@@ -1,11 +1,12 @@
 package proxy
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
 	"time"
+
+	"switchyard/internal/codec"
 )
 
 // Errors the gateway answers itself. Each maps to one status and code in
@@ -105,46 +106,13 @@ func apiErrorFor(err error) *apiError {
 	return &apiError{status: 500, kind: "internal_error", code: "internal_error", msg: "internal error"}
 }
 
-// anthropicType maps a status to the Anthropic error type.
-func anthropicType(status int) string {
-	switch status {
-	case 400, 405, 408:
-		return "invalid_request_error"
-	case 413:
-		return "request_too_large"
-	case 401:
-		return "authentication_error"
-	case 403:
-		return "permission_error"
-	case 404:
-		return "not_found_error"
-	case 429:
-		return "rate_limit_error"
-	case 503, 529:
-		return "overloaded_error"
-	}
-	return "api_error"
-}
-
 // writeError answers e in the caller's protocol shape.
-func writeError(w http.ResponseWriter, p Protocol, e *apiError) {
+func writeError(w http.ResponseWriter, c codec.Codec, e *apiError) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if e.retryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int((e.retryAfter+time.Second-1)/time.Second)))
 	}
 	w.WriteHeader(e.status)
-	_, _ = w.Write(errorBody(p, e))
-}
-
-// errorBody renders e as OpenAI `{"error":{…}}` or Anthropic `{"type":"error",…}`.
-func errorBody(p Protocol, e *apiError) []byte {
-	var v any
-	if p == Anthropic {
-		v = map[string]any{"type": "error", "error": map[string]string{"type": anthropicType(e.status), "message": e.msg}}
-	} else {
-		v = map[string]any{"error": map[string]any{"message": e.msg, "type": e.kind, "code": e.code, "param": nil}}
-	}
-	b, _ := json.Marshal(v)
-	return b
+	_, _ = w.Write(c.ErrorBody(codec.Error{Status: e.status, Type: e.kind, Code: e.code, Message: e.msg}))
 }

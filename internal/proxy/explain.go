@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	"switchyard/internal/affinity"
@@ -41,14 +40,10 @@ func (s *Server) Explain(req ExplainRequest) (*balancer.Decision, error) {
 			return nil, fmt.Errorf("explaining %s: %w", req.Model, newError(ErrModelNotAllowed, "key "+req.Key+" may not use model "+req.Model))
 		}
 	}
-	var ups []*upstream
-	for _, p := range []Protocol{OpenAI, Anthropic} {
-		ups = append(ups, cat.candidates(req.Model, key, p)...)
-	}
+	ups := cat.servers(req.Model, key)
 	if len(ups) == 0 {
 		return nil, fmt.Errorf("explaining %s: %w", req.Model, newError(ErrModelNotFound, "no upstream serves model "+req.Model))
 	}
-	sort.Slice(ups, func(i, j int) bool { return ups[i].cfg.Name < ups[j].cfg.Name })
 	rt := cat.route(req.Model)
 	cands, _ := s.snapshot(ups, 0)
 	keyName := ""

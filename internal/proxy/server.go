@@ -20,6 +20,7 @@ import (
 	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/clock"
+	"switchyard/internal/codec"
 	"switchyard/internal/health"
 	"switchyard/internal/limits"
 	"switchyard/internal/metrics"
@@ -52,8 +53,6 @@ type Options struct {
 	Spend *limits.Spend
 	// KeyRPM enforces per-key request limits. Default: a new one.
 	KeyRPM *limits.KeyLimiter
-	// Budget bounds retries (defaults.retry_budget). Default: ratio 0.2.
-	Budget *limits.RetryBudget
 	// Shared, when set (state.driver: redis), is the routing state shared
 	// with other instances: it admits every attempt against the shared
 	// breakers, windows, cooldowns and leases, and the local state above
@@ -103,9 +102,6 @@ func New(opts Options, cat *Catalog) *Server {
 	if opts.KeyRPM == nil {
 		opts.KeyRPM = limits.NewKeyLimiter(opts.Clock)
 	}
-	if opts.Budget == nil {
-		opts.Budget = limits.NewRetryBudget(opts.Clock, 0.2)
-	}
 	if opts.Affinity == nil {
 		opts.Affinity = affinity.NewTable(affinity.DefaultMaxEntries, opts.Clock)
 	}
@@ -145,47 +141,43 @@ func (s *Server) Catalog() *Catalog { return s.catalog.Load() }
 // ServeHTTP routes the client API: the proxied endpoints and GET /v1/models.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
-	if ep, ok := endpoints[path]; ok {
+	if c, ok := endpoints[path]; ok {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
-			writeError(w, ep.protocol, newError(ErrMethodNotAllowed, r.Method+" "+path+" is not allowed; use POST"))
+			writeError(w, c, newError(ErrMethodNotAllowed, r.Method+" "+path+" is not allowed; use POST"))
 			return
 		}
-		s.serveProxy(w, r, ep)
+		s.serveProxy(w, r, c)
 		return
 	}
 	if path == "/v1/models" {
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", http.MethodGet)
-			writeError(w, clientProtocol(r), newError(ErrMethodNotAllowed, r.Method+" /v1/models is not allowed; use GET"))
+			writeError(w, clientCodec(r), newError(ErrMethodNotAllowed, r.Method+" /v1/models is not allowed; use GET"))
 			return
 		}
 		s.serveModels(w, r)
 		return
 	}
-	writeError(w, clientProtocol(r), newError(ErrNotFound, "unknown endpoint "+r.Method+" "+r.URL.Path))
-}
-
-// clientProtocol guesses the caller's protocol for endpoints shared by both.
-func clientProtocol(r *http.Request) Protocol {
-	if r.Header.Get("Anthropic-Version") != "" || strings.HasPrefix(r.URL.Path, "/v1/messages") {
-		return Anthropic
-	}
-	return OpenAI
+	writeError(w, clientCodec(r), newError(ErrNotFound, "unknown endpoint "+r.Method+" "+r.URL.Path))
 }
 
 // serveModels lists the models the caller's key may use, in the caller's protocol.
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
-	p := clientProtocol(r)
+	c := clientCodec(r)
 	cat := s.catalog.Load()
 	key, err := cat.authenticate(r)
 	if err != nil {
-		writeError(w, p, err.(*apiError))
+		var ae *apiError
+		if !errors.As(err, &ae) {
+			ae = apiErrorFor(err)
+		}
+		writeError(w, c, ae)
 		return
 	}
 	names := cat.models(key)
 	var body any
-	if p == Anthropic {
+	if c.Family() == codec.FamilyAnthropic {
 		data := make([]map[string]any, len(names))
 		for i, n := range names {
 			data[i] = map[string]any{"type": "model", "id": n, "display_name": n, "created_at": "1970-01-01T00:00:00Z"}

@@ -6,8 +6,10 @@ import (
 
 	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
+	"switchyard/internal/codec"
 	"switchyard/internal/config"
-	"switchyard/internal/health"
+	"switchyard/internal/outcome"
+	"switchyard/internal/provider"
 )
 
 // SimRequest is one request as the simulator (internal/sim) routes it:
@@ -76,9 +78,9 @@ func (s *Server) PlanForSim(req SimRequest) (p SimPlan, ok bool, err error) {
 			return p, false, nil
 		}
 	}
-	ups := cat.candidates(req.Model, key, OpenAI)
+	ups := cat.candidates(req.Model, key, codec.FamilyOpenAI)
 	if len(ups) == 0 {
-		ups = cat.candidates(req.Model, key, Anthropic)
+		ups = cat.candidates(req.Model, key, codec.FamilyAnthropic)
 	}
 	if len(ups) == 0 {
 		return p, false, nil
@@ -96,12 +98,12 @@ func (s *Server) PlanForSim(req SimRequest) (p SimPlan, ok bool, err error) {
 	}
 	x := &exchange{s: s, cat: cat, key: key}
 	if rt.affinityOn {
-		x.session, x.source = req.Session, "simulated"
+		x.session.id, x.session.source = req.Session, "simulated"
 	}
 	x.pin(&breq, rt)
 	return SimPlan{
 		Plan: rt.bal.Plan(breq, cands), Route: rt.cfg.Model, Settings: rt.cfg.RouteSettings,
-		Affinity: x.affKey, Policy: x.affPol, Wait: wait,
+		Affinity: x.session.key, Policy: x.session.policy, Wait: wait,
 	}, true, nil
 }
 
@@ -109,6 +111,6 @@ func (s *Server) PlanForSim(req SimRequest) (p SimPlan, ok bool, err error) {
 // success on upstream name (re)binds the session whose affinity record is a.
 func SimRebinds(a balancer.AffinityRecord, name string) bool { return rebinds(a, name) }
 
-// SimClassify is exchange.go's classify for the simulator: the outcome class
-// of an upstream's HTTP status.
-func SimClassify(status int) health.Outcome { return classify(status) }
+// SimClassify is the adapters' classification for the simulator: the
+// outcome class of an upstream's HTTP status.
+func SimClassify(status int) outcome.Class { return provider.ClassifyStatus(status) }

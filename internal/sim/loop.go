@@ -5,10 +5,9 @@ import (
 	"time"
 
 	"switchyard/internal/balancer"
-	"switchyard/internal/health"
 	"switchyard/internal/limits"
+	"switchyard/internal/outcome"
 	"switchyard/internal/proxy"
-	"switchyard/internal/state"
 )
 
 // This file is the attempt loop of internal/proxy/exchange.go (run,
@@ -138,7 +137,7 @@ func (r *run) dispatch(q *request, u *upstreamSim, waitable bool) dispatchResult
 	}
 	resv, ok := r.limiter.Reserve(name, q.est)
 	if !ok {
-		r.breakers.Record(name, health.Canceled, "not sent: rate limit")
+		r.breakers.Record(name, outcome.Of(outcome.Canceled, "not sent: rate limit"))
 		return dispatchSkip
 	}
 	limit := u.cfg.MaxConcurrency
@@ -164,7 +163,7 @@ func (r *run) dispatch(q *request, u *upstreamSim, waitable bool) dispatchResult
 		return dispatchQueued
 	}
 	resv.Cancel()
-	r.breakers.Record(name, health.Canceled, "not sent: concurrency full")
+	r.breakers.Record(name, outcome.Of(outcome.Canceled, "not sent: concurrency full"))
 	if waitable {
 		q.queueErr = queueFull
 		return dispatchSkip
@@ -184,7 +183,7 @@ func (r *run) queueExpired(q *request) {
 	}
 	q.gen++
 	q.resv.Cancel()
-	r.breakers.Record(u.cfg.Name, health.Canceled, "not sent: queue timeout")
+	r.breakers.Record(u.cfg.Name, outcome.Of(outcome.Canceled, "not sent: queue timeout"))
 	if r.eng.now < q.deadline {
 		q.queueErr = queueTimeout
 	}
@@ -252,7 +251,7 @@ func (r *run) attemptDone(q *request) {
 	u, now := q.cur, r.eng.now
 	name := u.cfg.Name
 	a := &q.ans
-	outcome, detail := health.ServerError, ""
+	oc, detail := outcome.ServerError, ""
 	limitType := ""
 	switch q.end {
 	case endOK, endInterrupted, endStatus:
@@ -261,15 +260,15 @@ func (r *run) attemptDone(q *request) {
 		}
 		h := u.prov.headers(now, limitType)
 		r.limiter.ObserveHeaders(name, h)
-		outcome, detail = proxy.SimClassify(a.status), "status "+strconv.Itoa(a.status)
-		switch outcome {
-		case health.RateLimited:
-			r.limiter.RateLimited(name, h, u.prov.rateLimitBody(limitType))
+		oc, detail = proxy.SimClassify(a.status), "status "+strconv.Itoa(a.status)
+		switch oc {
+		case outcome.RateLimited:
+			r.limiter.RateLimited(name, h, u.prov.rateLimitBody(limitType), 0)
 			detail = "rate limited (429)"
-		case health.Success:
+		case outcome.Success:
 			r.limiter.Succeeded(name)
 			if q.end == endInterrupted {
-				outcome, detail = health.ServerError, "request timeout"
+				oc, detail = outcome.ServerError, "request timeout"
 			}
 		}
 	case endRefused:
@@ -279,15 +278,12 @@ func (r *run) attemptDone(q *request) {
 	case endTimeout:
 		detail = "request timeout"
 	}
-	r.rec.attempt(u.idx, q.sentAt, outcome)
+	r.rec.attempt(u.idx, q.sentAt, oc)
 
 	q.release()
 	r.grant(u)
-	res := state.Result{
-		Failed:  outcome == health.ServerError || outcome == health.AuthError,
-		Neutral: outcome != health.Success && outcome != health.ServerError && outcome != health.AuthError,
-	}
-	if outcome == health.Success {
+	res := outcome.Outcome{Class: oc, Detail: detail}
+	if oc == outcome.Success {
 		if q.stream {
 			res.TTFT, res.TPS = a.first, a.tps
 		} else {
@@ -295,11 +291,11 @@ func (r *run) attemptDone(q *request) {
 		}
 	}
 	r.stats.Observe(name, res, r.eng.clk.Now())
-	r.breakers.Record(name, outcome, detail)
-	if outcome == health.Success && q.plan.Affinity.Session != "" && proxy.SimRebinds(q.plan.Plan.Decision.Affinity, name) {
+	r.breakers.Record(name, outcome.Of(oc, detail))
+	if oc == outcome.Success && q.plan.Affinity.Session != "" && proxy.SimRebinds(q.plan.Plan.Decision.Affinity, name) {
 		r.sessions.Bind(q.plan.Affinity, name, q.plan.Policy)
 	}
-	if outcome != health.Success {
+	if oc != outcome.Success {
 		q.resv.Commit(0)
 	} else {
 		q.resv.Commit(a.in + a.out)
@@ -311,13 +307,13 @@ func (r *run) attemptDone(q *request) {
 		r.rec.success(u.idx, a.in, a.out, cost)
 	}
 	switch {
-	case outcome == health.Success:
+	case oc == outcome.Success:
 		r.complete(q, clientOK)
 	case q.end == endInterrupted:
 		r.complete(q, clientInterrupted)
 	default:
 		q.nfail++
-		if outcome == health.RateLimited {
+		if oc == outcome.RateLimited {
 			q.n429++
 		}
 		q.i++

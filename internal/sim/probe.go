@@ -1,9 +1,8 @@
 package sim
 
 import (
+	"switchyard/internal/outcome"
 	"time"
-
-	"switchyard/internal/health"
 )
 
 // probe is one round of the active prober (health.Prober) for u, made an
@@ -48,9 +47,9 @@ func (r *run) probe(u *upstreamSim) {
 // probeDone records a probe's outcome like the prober does.
 func (r *run) probeDone(u *upstreamSim, ok bool) {
 	if !ok {
-		r.breakers.Record(u.cfg.Name, health.ServerError, "probe: failed")
+		r.breakers.Record(u.cfg.Name, outcome.Of(outcome.ServerError, "probe: failed"))
 		return
 	}
 	u.latencyMs = max(float64(u.probeRTT)/float64(time.Millisecond), 0.001)
-	r.breakers.Record(u.cfg.Name, health.Success, "")
+	r.breakers.Record(u.cfg.Name, outcome.Of(outcome.Success, ""))
 }

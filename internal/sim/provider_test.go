@@ -115,7 +115,7 @@ func TestProviderRateLimitsThroughTheRealLimiter(t *testing.T) {
 					t.Errorf("openai headers %v", h)
 				}
 			}
-			cd := lim.RateLimited("u", h, p.rateLimitBody(a.limitType))
+			cd := lim.RateLimited("u", h, p.rateLimitBody(a.limitType), 0)
 			if cd.Wait != tc.wantWait || cd.Source != limits.CooldownRetryAfter || cd.LimitType != tc.limitType {
 				t.Errorf("cooldown %+v, want %v from retry-after, type %q", cd, tc.wantWait, tc.limitType)
 			}

@@ -5,6 +5,7 @@ import (
 
 	"switchyard/internal/balancer"
 	"switchyard/internal/health"
+	"switchyard/internal/outcome"
 )
 
 // recorder keeps what the report needs and nothing per request beyond the
@@ -62,17 +63,17 @@ func newRecorder(sc *Scenario, ups []*upstreamSim) *recorder {
 func (r *recorder) bucket(t time.Duration) int { return min(int(t/r.width), r.n-1) }
 
 // attempt counts one attempt on upstream u sent at sent, by its outcome.
-func (r *recorder) attempt(u int, sent time.Duration, o health.Outcome) {
+func (r *recorder) attempt(u int, sent time.Duration, o outcome.Class) {
 	i := r.bucket(sent)*r.nu + u
 	r.attempts[i]++
 	r.ups[u].attempts++
 	switch o {
-	case health.Success:
+	case outcome.Success:
 		r.served[i]++
-	case health.RateLimited:
+	case outcome.RateLimited:
 		r.r429[i]++
 		r.ups[u].r429++
-	case health.ServerError, health.AuthError:
+	case outcome.ServerError, outcome.AuthError:
 		r.errs[i]++
 		r.ups[u].errors++
 	}

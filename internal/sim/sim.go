@@ -128,14 +128,14 @@ func newRun(cfg *config.Config, sc *Scenario, seed uint64) (*run, error) {
 	}))
 	cat, err := proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: cfg.Upstreams, Keys: cfg.Keys, Routes: cfg.Routes, Defaults: cfg.Defaults,
-		Affinity: cfg.Affinity, Seed: seed, Now: clk.Now,
+		Affinity: cfg.Affinity, Seed: seed, Now: clk.Now, Clock: clk,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("building the routing table: %w", err)
 	}
 	r.srv = proxy.New(proxy.Options{
 		Clock: clk, Breakers: r.breakers, Slots: r.slots, Stats: r.stats, Limiter: r.limiter,
-		Spend: r.spend, KeyRPM: r.keyRPM, Budget: r.budget, Affinity: r.sessions,
+		Spend: r.spend, KeyRPM: r.keyRPM, Affinity: r.sessions,
 		Latency: func(name string) float64 {
 			if u := r.byUp[name]; u != nil {
 				return u.latencyMs

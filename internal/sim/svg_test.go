@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"switchyard/internal/health"
+	"switchyard/internal/outcome"
 )
 
 // testReport is a small hand-filled report: two upstreams, four buckets.
@@ -20,10 +21,10 @@ func testReport() *Report {
 	for b := range 4 {
 		at := time.Duration(b) * time.Minute
 		for range 3 {
-			rec.attempt(0, at, health.Success)
+			rec.attempt(0, at, outcome.Success)
 		}
-		rec.attempt(1, at, health.RateLimited)
-		rec.attempt(1, at, health.ServerError)
+		rec.attempt(1, at, outcome.RateLimited)
+		rec.attempt(1, at, outcome.ServerError)
 		rec.lat[b] = []float32{800, 1200, 3000}
 		rec.ttft[b] = []float32{300}
 	}

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"switchyard/internal/outcome"
 	"sync"
 	"time"
 )
@@ -70,15 +71,15 @@ func (m *Memory) Dispatched(upstream string, now time.Time) {
 }
 
 // Observe folds an attempt's result into upstream's EWMAs and failure streak.
-func (m *Memory) Observe(upstream string, r Result, now time.Time) {
+func (m *Memory) Observe(upstream string, r outcome.Outcome, now time.Time) {
 	s := m.get(upstream)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case r.Failed:
+	case r.Class.Failure():
 		s.failures++
 		s.lastFail = now
-	case !r.Neutral:
+	case !r.Class.Neutral():
 		s.failures = 0
 	}
 	if r.Latency > 0 {

@@ -2,6 +2,7 @@ package state
 
 import (
 	"math"
+	"switchyard/internal/outcome"
 	"sync"
 	"testing"
 	"time"
@@ -36,9 +37,9 @@ func TestSlidingWindow(t *testing.T) {
 
 func TestEWMAAndStreak(t *testing.T) {
 	m := NewMemory(0)
-	m.Observe("u", Result{Latency: 100 * time.Millisecond}, t0)
-	m.Observe("u", Result{Latency: 200 * time.Millisecond}, t0)
-	m.Observe("u", Result{TTFT: 300 * time.Millisecond, TPS: 50}, t0)
+	m.Observe("u", outcome.Outcome{Latency: 100 * time.Millisecond}, t0)
+	m.Observe("u", outcome.Outcome{Latency: 200 * time.Millisecond}, t0)
+	m.Observe("u", outcome.Outcome{TTFT: 300 * time.Millisecond, TPS: 50}, t0)
 	s := m.Snapshot("u", t0)
 	if want := 0.3*200 + 0.7*100; math.Abs(s.LatencyEWMA-want) > 1e-9 {
 		t.Fatalf("latency EWMA %v, want %v", s.LatencyEWMA, want)
@@ -47,10 +48,10 @@ func TestEWMAAndStreak(t *testing.T) {
 		t.Fatalf("ttft %v tps %v", s.TTFTEWMA, s.TPSEWMA)
 	}
 	steps := []struct {
-		r    Result
+		r    outcome.Outcome
 		want int
 	}{
-		{Result{Failed: true}, 1}, {Result{Failed: true}, 2}, {Result{Neutral: true}, 2}, {Result{Failed: true}, 3}, {Result{}, 0},
+		{outcome.Outcome{Class: outcome.ServerError}, 1}, {outcome.Outcome{Class: outcome.ServerError}, 2}, {outcome.Outcome{Class: outcome.RateLimited}, 2}, {outcome.Outcome{Class: outcome.ServerError}, 3}, {outcome.Outcome{}, 0},
 	}
 	for i, st := range steps {
 		at := t0.Add(time.Duration(i) * time.Second)
@@ -78,7 +79,7 @@ func TestConcurrentUse(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 1000; i++ {
 				m.Dispatched("u", t0)
-				m.Observe("u", Result{Latency: time.Millisecond}, t0)
+				m.Observe("u", outcome.Outcome{Latency: time.Millisecond}, t0)
 				_ = m.Snapshot("u", t0)
 			}
 		}()
@@ -94,7 +95,7 @@ func BenchmarkDispatchedObserveSnapshot(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		m.Dispatched("u", t0)
-		m.Observe("u", Result{Latency: time.Millisecond}, t0)
+		m.Observe("u", outcome.Outcome{Latency: time.Millisecond}, t0)
 		_ = m.Snapshot("u", t0)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"switchyard/internal/affinity"
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
+	"switchyard/internal/outcome"
 )
 
 // The Lua scripts run each multi-step update atomically inside Redis.
@@ -334,32 +335,34 @@ func (r *Redis) hold(t Ticket) {
 	r.mu.Unlock()
 }
 
-// Outcome classes as Settle takes them.
+// The outcome classes as settle.lua takes them.
 const (
-	// Success closes a half-open breaker and ends the failure streak.
-	Success = 's'
-	// Failure is a server error: it counts toward tripping the breaker.
-	Failure = 'f'
-	// AuthFailure trips the breaker at once.
-	AuthFailure = 'a'
-	// Neutral says nothing about health (a 429, a client error, a cancel).
-	Neutral = 'n'
+	wireSuccess     = 's' // closes a half-open breaker and ends the failure streak
+	wireFailure     = 'f' // a server error: counts toward tripping the breaker
+	wireAuthFailure = 'a' // trips the breaker at once
+	wireNeutral     = 'n' // says nothing about health (a 429, a client error, a cancel)
 )
+
+// wireOutcome encodes an outcome class for settle.lua.
+func wireOutcome(c outcome.Class) byte {
+	switch c {
+	case outcome.Success:
+		return wireSuccess
+	case outcome.ServerError:
+		return wireFailure
+	case outcome.AuthError:
+		return wireAuthFailure
+	}
+	return wireNeutral
+}
 
 // Settlement is how an admitted request ended.
 type Settlement struct {
-	// Outcome is Success, Failure, AuthFailure or Neutral.
-	Outcome byte
-	// Detail describes a failure, for the breaker's reason.
-	Detail string
-	// Tokens is the real usage; < 0 keeps the reserved estimate.
-	Tokens int64
-	// Cooldown, when > 0, starts a shared 429 cooldown this long;
-	// CooldownType names the limit (requests, tokens or "").
-	Cooldown     time.Duration
-	CooldownType string
-	// Result carries the measurements for the shared EWMAs.
-	Result Result
+	// Outcome is how the attempt ended: its class feeds the shared breaker
+	// (Detail its reason), its usage corrects the reservation, a 429's
+	// Cooldown and LimitType start a shared cooldown, its measurements
+	// feed the shared EWMAs.
+	Outcome outcome.Outcome
 	// Spend charges usd to the upstream and the client key for the day and month.
 	Spend    float64
 	SpendKey string
@@ -386,9 +389,14 @@ func (r *Redis) Settle(t Ticket, s Settlement) {
 		return
 	}
 	now := r.clk.Now()
+	o := s.Outcome
 	delta := int64(0)
-	if t.Shared && s.Tokens >= 0 {
-		delta = s.Tokens - t.tokens
+	if t.Shared {
+		delta = o.Tokens() - t.tokens
+	}
+	cooldown := time.Duration(0)
+	if o.Class == outcome.RateLimited {
+		cooldown = o.Cooldown
 	}
 	c := r.circuit.Load()
 	ctx, cancel := r.ctx()
@@ -397,9 +405,9 @@ func (r *Redis) Settle(t Ticket, s Settlement) {
 	tr := b.eval(ctx, settleScript,
 		[]string{r.key(t.upstream, "brk"), r.key(t.upstream, "fails"), r.key(t.upstream, "cd"), r.key(t.upstream, "tpm"),
 			r.key(t.upstream, "lease"), r.key(t.upstream, "queue"), r.key(t.upstream, "stats")},
-		now.UnixMilli(), t.id, string(s.Outcome), s.Detail, t.bucket, delta, s.Cooldown.Milliseconds(),
+		now.UnixMilli(), t.id, string(wireOutcome(o.Class)), o.Detail, t.bucket, delta, cooldown.Milliseconds(),
 		c.FailureThreshold, c.Window.Milliseconds(), c.OpenDuration.Milliseconds(), c.SuccessThreshold,
-		ms(s.Result.Latency), ms(s.Result.TTFT), s.Result.TPS, Alpha, keepMs, s.CooldownType)
+		ms(o.Latency), ms(o.TTFT), o.TPS, Alpha, keepMs, o.LimitType)
 	if s.Spend > 0 {
 		r.addSpend(ctx, b, now, ScopeUpstream, t.upstream, s.Spend)
 		if s.SpendKey != "" {
@@ -414,7 +422,7 @@ func (r *Redis) Settle(t Ticket, s Settlement) {
 		return
 	}
 	if to, _ := tr.res.Text(); to != "" && r.opts.OnTransition != nil {
-		r.opts.OnTransition(t.upstream, transitionName(to), s.Detail)
+		r.opts.OnTransition(t.upstream, transitionName(to), o.Detail)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"switchyard/internal/affinity"
 	"switchyard/internal/clock"
+	"switchyard/internal/outcome"
 )
 
 // Tests of the sticky table shared through Redis (RedisAffinity).
@@ -241,7 +242,7 @@ func TestRedisAffinitySettleBinds(t *testing.T) {
 	pol := affinityPolicy(time.Minute, time.Hour)
 	k := testKey("s1")
 	tk := admitOK(t, p.a, Admission{Upstream: "up1"})
-	p.a.Settle(tk, Settlement{Outcome: Success, Tokens: -1, Bind: &Bind{Key: k, Upstream: "up1", Policy: pol}})
+	p.a.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.Success}, Bind: &Bind{Key: k, Upstream: "up1", Policy: pol}})
 	if up, ok := p.la.Get(k, pol); !ok || up != "up1" {
 		t.Fatalf("A's local table = %q %v, want up1", up, ok)
 	}
@@ -254,7 +255,7 @@ func TestRedisAffinitySettleBinds(t *testing.T) {
 	// A rebinding in Settle keeps the creation time too.
 	p.clk.Advance(5 * time.Second)
 	tk = admitOK(t, p.b, Admission{Upstream: "up1"})
-	p.b.Settle(tk, Settlement{Outcome: Success, Tokens: -1, Bind: &Bind{Key: k, Upstream: "up1", Policy: pol}})
+	p.b.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.Success}, Bind: &Bind{Key: k, Upstream: "up1", Policy: pol}})
 	if b, ok := p.affA.Peek(k, pol); !ok || !b.CreatedAt.Equal(t0) || !b.LastUsed.Equal(p.clk.Now()) {
 		t.Fatalf("Peek after rebinding in Settle = %+v %v", b, ok)
 	}
@@ -292,7 +293,7 @@ func TestRedisAffinityFallback(t *testing.T) {
 		t.Fatalf("Lookup while down = %+v", got)
 	}
 	tk, _ := r.Admit(context.Background(), Admission{Upstream: "up3"})
-	r.Settle(tk, Settlement{Outcome: Success, Tokens: -1, Bind: &Bind{Key: testKey("s3"), Upstream: "up3", Policy: pol}})
+	r.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.Success}, Bind: &Bind{Key: testKey("s3"), Upstream: "up3", Policy: pol}})
 	if up, ok := aff.Get(testKey("s3"), pol); !ok || up != "up3" {
 		t.Fatalf("Get of a binding Settle made while down = %q %v", up, ok)
 	}

@@ -20,6 +20,7 @@ import (
 	"switchyard/internal/affinity"
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
+	"switchyard/internal/outcome"
 )
 
 // Tests of the Redis shared state (state.driver: redis) against a real
@@ -266,7 +267,7 @@ func syncView(tb testing.TB, r *Redis, upstream string) View {
 	return v
 }
 
-var keep = Settlement{Outcome: Success, Tokens: -1}
+var keep = Settlement{Outcome: outcome.Outcome{Class: outcome.Success}}
 
 // Two instances on one prefix share one sliding 60 s request window.
 func TestRedisRPMWindowShared(t *testing.T) {
@@ -327,7 +328,7 @@ func TestRedisTPMWindow(t *testing.T) {
 		t.Fatalf("TPMUsed = %d, want 80", got)
 	}
 	// The first used 10 tokens, not 40: 30 are given back.
-	a.Settle(first, Settlement{Outcome: Success, Tokens: 10})
+	a.Settle(first, Settlement{Outcome: outcome.Outcome{Class: outcome.Success, InputTokens: 10}})
 	if got := syncView(t, b, "u").TPMUsed; got != 50 {
 		t.Fatalf("TPMUsed after the correction = %d, want 50", got)
 	}
@@ -359,7 +360,7 @@ func TestRedisCooldownShared(t *testing.T) {
 	b := newTestRedis(t, testCircuit, clk, sharing(a))
 	adm := Admission{Upstream: "u"}
 	tk := admitOK(t, a, adm)
-	a.Settle(tk, Settlement{Outcome: Neutral, Tokens: -1, Cooldown: 5 * time.Second, CooldownType: "requests"})
+	a.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.RateLimited, Cooldown: 5 * time.Second, LimitType: "requests"}})
 	// The cooldown is a PX key: its Wait runs on the wall clock.
 	for name, r := range map[string]*Redis{"A": a, "B": b} {
 		t.Run(name, func(t *testing.T) {
@@ -376,14 +377,14 @@ func TestRedisCooldownShared(t *testing.T) {
 	}
 	// A shorter cooldown does not cut a longer one short (a request
 	// admitted before the first 429 ends with another).
-	b.Settle(Ticket{upstream: "u", id: "in-flight-before"}, Settlement{Outcome: Neutral, Tokens: -1, Cooldown: time.Second})
+	b.Settle(Ticket{upstream: "u", id: "in-flight-before"}, Settlement{Outcome: outcome.Outcome{Class: outcome.RateLimited, Cooldown: time.Second}})
 	admitDenied(t, a, adm, "cooldown", 3*time.Second, 5*time.Second)
 
 	// A short real cooldown ends by itself.
 	short := Admission{Upstream: "short"}
 	tk = admitOK(t, b, short)
 	start := time.Now()
-	b.Settle(tk, Settlement{Outcome: Neutral, Tokens: -1, Cooldown: 50 * time.Millisecond})
+	b.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.RateLimited, Cooldown: 50 * time.Millisecond}})
 	admitDenied(t, a, short, "cooldown", time.Millisecond, 50*time.Millisecond)
 	var admitted bool
 	for time.Since(start) < 3*time.Second {
@@ -409,7 +410,7 @@ func TestRedisBreakerShared(t *testing.T) {
 	a := newTestRedis(t, testCircuit, clk, withOptions(ra.options()))
 	b := newTestRedis(t, testCircuit, clk, sharing(a), withOptions(rb.options()))
 	adm := Admission{Upstream: "u"}
-	fail := Settlement{Outcome: Failure, Detail: "HTTP 500", Tokens: -1}
+	fail := Settlement{Outcome: outcome.Outcome{Class: outcome.ServerError, Detail: "HTTP 500"}}
 
 	for i := range testCircuit.FailureThreshold {
 		tk := admitOK(t, b, adm) // closed until the third failure
@@ -448,7 +449,7 @@ func TestRedisBreakerShared(t *testing.T) {
 		t.Fatalf("view with the probe out = %+v", v)
 	}
 	// The probe fails: open again, for twice as long.
-	probe.settleOn.Settle(probe.ticket, Settlement{Outcome: Failure, Detail: "HTTP 503", Tokens: -1})
+	probe.settleOn.Settle(probe.ticket, Settlement{Outcome: outcome.Outcome{Class: outcome.ServerError, Detail: "HTTP 503"}})
 	rec := map[*Redis]*recorder{a: ra, b: rb}[probe.settleOn]
 	if got := rec.transitionsTo(); got[len(got)-1] != "u/open" || rec.lastReason() != "HTTP 503" {
 		t.Fatalf("transitions after the failed probe = %v (%q)", got, rec.lastReason())
@@ -470,7 +471,7 @@ func TestRedisBreakerShared(t *testing.T) {
 	probe = raceForProbe(t, []*Redis{a, b}, adm, 5*time.Second)
 
 	// A good probe closes it; everything passes.
-	probe.settleOn.Settle(probe.ticket, Settlement{Outcome: Success, Tokens: -1})
+	probe.settleOn.Settle(probe.ticket, Settlement{Outcome: outcome.Outcome{Class: outcome.Success}})
 	rec = map[*Redis]*recorder{a: ra, b: rb}[probe.settleOn]
 	if got := rec.transitionsTo(); got[len(got)-1] != "u/closed" {
 		t.Fatalf("transitions after the good probe = %v, want ... u/closed", got)
@@ -537,7 +538,7 @@ func TestRedisBreakerBackoff(t *testing.T) {
 	clk := clock.NewFake(t0)
 	a := newTestRedis(t, testCircuit, clk)
 	adm := Admission{Upstream: "u"}
-	fail := Settlement{Outcome: Failure, Tokens: -1}
+	fail := Settlement{Outcome: outcome.Outcome{Class: outcome.ServerError}}
 	for range testCircuit.FailureThreshold {
 		a.Settle(admitOK(t, a, adm), fail)
 	}
@@ -562,7 +563,7 @@ func TestRedisBreakerBackoff(t *testing.T) {
 		want  time.Duration
 	}{{testCircuit.Window - time.Second, 10 * open}, {testCircuit.Window, open}} {
 		clk.Advance(tc.after)
-		a.Settle(admitOK(t, a, adm), Settlement{Outcome: AuthFailure, Tokens: -1})
+		a.Settle(admitOK(t, a, adm), Settlement{Outcome: outcome.Outcome{Class: outcome.AuthError}})
 		admitDenied(t, a, adm, "breaker", tc.want, tc.want)
 		clk.Advance(tc.want)
 		a.Settle(admitOK(t, a, adm), keep)
@@ -576,7 +577,7 @@ func TestRedisBreakerAuthTripsAtOnce(t *testing.T) {
 	a := newTestRedis(t, testCircuit, clk, withOptions(ra.options()))
 	b := newTestRedis(t, testCircuit, clk, sharing(a))
 	tk := admitOK(t, a, Admission{Upstream: "u"})
-	a.Settle(tk, Settlement{Outcome: AuthFailure, Detail: "HTTP 401", Tokens: -1})
+	a.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.AuthError, Detail: "HTTP 401"}})
 	if got := ra.transitionsTo(); !slices.Equal(got, []string{"u/open"}) || ra.lastReason() != "HTTP 401" {
 		t.Fatalf("transitions = %v (%q), want [u/open] (HTTP 401)", got, ra.lastReason())
 	}
@@ -587,7 +588,7 @@ func TestRedisBreakerAuthTripsAtOnce(t *testing.T) {
 	// Neutral outcomes never trip it.
 	for range 5 {
 		tk := admitOK(t, b, Admission{Upstream: "n"})
-		b.Settle(tk, Settlement{Outcome: Neutral, Tokens: -1})
+		b.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.RateLimited}})
 	}
 	admitOK(t, a, Admission{Upstream: "n"})
 }
@@ -597,7 +598,7 @@ func TestRedisBreakerWindow(t *testing.T) {
 	clk := clock.NewFake(t0)
 	a := newTestRedis(t, testCircuit, clk)
 	adm := Admission{Upstream: "u"}
-	fail := Settlement{Outcome: Failure, Tokens: -1}
+	fail := Settlement{Outcome: outcome.Outcome{Class: outcome.ServerError}}
 	for _, adv := range []time.Duration{0, 20 * time.Second, 11 * time.Second, 5 * time.Second} {
 		clk.Advance(adv)
 		a.Settle(admitOK(t, a, adm), fail) // the first leaves the window before the third
@@ -911,7 +912,6 @@ func TestRedisStats(t *testing.T) {
 	adm := Admission{Upstream: "u"}
 	settle := func(r *Redis, s Settlement) {
 		t.Helper()
-		s.Tokens = -1
 		r.Settle(admitOK(t, r, adm), s)
 	}
 	approx := func(name string, got, want float64) {
@@ -921,10 +921,10 @@ func TestRedisStats(t *testing.T) {
 		}
 	}
 
-	settle(a, Settlement{Outcome: Success, Result: Result{Latency: 100 * time.Millisecond}})
-	settle(b, Settlement{Outcome: Success, Result: Result{Latency: 200 * time.Millisecond}})
-	settle(a, Settlement{Outcome: Success, Result: Result{TTFT: 500 * time.Millisecond, TPS: 40}})
-	settle(b, Settlement{Outcome: Success, Result: Result{TTFT: 300 * time.Millisecond, TPS: 60}})
+	settle(a, Settlement{Outcome: outcome.Outcome{Class: outcome.Success, Latency: 100 * time.Millisecond}})
+	settle(b, Settlement{Outcome: outcome.Outcome{Class: outcome.Success, Latency: 200 * time.Millisecond}})
+	settle(a, Settlement{Outcome: outcome.Outcome{Class: outcome.Success, TTFT: 500 * time.Millisecond, TPS: 40}})
+	settle(b, Settlement{Outcome: outcome.Outcome{Class: outcome.Success, TTFT: 300 * time.Millisecond, TPS: 60}})
 	v := syncView(t, a, "u")
 	approx("LatencyEWMA", v.Stats.LatencyEWMA, 0.3*200+0.7*100)
 	approx("TTFTEWMA", v.Stats.TTFTEWMA, 0.3*300+0.7*500)
@@ -935,15 +935,15 @@ func TestRedisStats(t *testing.T) {
 
 	failAt := clk.Now().Add(time.Second)
 	for i, s := range []struct {
-		on      *Redis
-		outcome byte
-		want    int
-	}{{a, Failure, 1}, {b, Failure, 2}, {a, Neutral, 2}, {b, Failure, 3}, {a, Success, 0}, {b, Failure, 1}} {
+		on    *Redis
+		class outcome.Class
+		want  int
+	}{{a, outcome.ServerError, 1}, {b, outcome.ServerError, 2}, {a, outcome.RateLimited, 2}, {b, outcome.ServerError, 3}, {a, outcome.Success, 0}, {b, outcome.ServerError, 1}} {
 		clk.Advance(time.Second)
-		if s.outcome == Failure {
+		if s.class == outcome.ServerError {
 			failAt = clk.Now()
 		}
-		settle(s.on, Settlement{Outcome: s.outcome})
+		settle(s.on, Settlement{Outcome: outcome.Outcome{Class: s.class}})
 		st := syncView(t, b, "u").Stats
 		if st.ConsecutiveFailures != s.want {
 			t.Fatalf("step %d: ConsecutiveFailures = %d, want %d", i, st.ConsecutiveFailures, s.want)
@@ -985,7 +985,7 @@ func TestRedisSpend(t *testing.T) {
 	a := newTestRedis(t, testCircuit, clk)
 	b := newTestRedis(t, testCircuit, clk, sharing(a))
 	spend := func(r *Redis, usd float64, key string) {
-		r.Settle(admitOK(t, r, Admission{Upstream: "u"}), Settlement{Outcome: Success, Tokens: -1, Spend: usd, SpendKey: key})
+		r.Settle(admitOK(t, r, Admission{Upstream: "u"}), Settlement{Outcome: outcome.Outcome{Class: outcome.Success}, Spend: usd, SpendKey: key})
 	}
 	type totals struct{ day, month float64 }
 	read := func() map[string]totals {
@@ -1048,7 +1048,7 @@ func TestRedisFallbackWhenDown(t *testing.T) {
 	if _, ok := r.View("u"); ok {
 		t.Fatal("View ok while Redis is down")
 	}
-	r.Observe("u", Result{Latency: 100 * time.Millisecond}, clk.Now())
+	r.Observe("u", outcome.Outcome{Latency: 100 * time.Millisecond}, clk.Now())
 	if s := r.Snapshot("u", clk.Now()); s.LatencyEWMA != 100 {
 		t.Fatalf("Snapshot while down = %+v, want the local statistics", s)
 	}
@@ -1249,7 +1249,7 @@ func TestRedisScriptFlush(t *testing.T) {
 	if err := raw.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	a.Settle(tk, Settlement{Outcome: AuthFailure, Detail: "x", Tokens: -1})
+	a.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.AuthError, Detail: "x"}})
 	if got := rec.transitionsTo(); !slices.Equal(got, []string{"u/open"}) {
 		t.Fatalf("transitions = %v, want [u/open] from the re-run script", got)
 	}
@@ -1276,14 +1276,10 @@ func TestRedisKeysHaveTTLs(t *testing.T) {
 	base := clk.Pending()
 	res := admitAsync(b, ctx, adm) // queued
 	waitQueued(t, clk, base, res)
-	a.Settle(tk, Settlement{
-		Outcome: Failure, Detail: "HTTP 500", Tokens: 5, Cooldown: time.Minute,
-		Result: Result{Latency: time.Second}, Spend: 1, SpendKey: "k",
-		Bind: &Bind{Key: testKey("s1"), Upstream: "u", Policy: pol},
-	})
+	a.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.ServerError, Detail: "HTTP 500", InputTokens: 5, Cooldown: time.Minute, Latency: time.Second}, Spend: 1, SpendKey: "k", Bind: &Bind{Key: testKey("s1"), Upstream: "u", Policy: pol}})
 	a.Affinity(affinity.NewTable(10, clk)).Bind(testKey("s2"), "u", affinityPolicy(time.Minute, time.Hour))
 	tk2 := admitOK(t, a, Admission{Upstream: "trip"})
-	a.Settle(tk2, Settlement{Outcome: AuthFailure, Tokens: -1})
+	a.Settle(tk2, Settlement{Outcome: outcome.Outcome{Class: outcome.AuthError}})
 	a.SetWatch(Watch{Upstreams: []string{"u", "trip"}, SpendKeys: []string{"k"}})
 	a.Sync(nil)
 
@@ -1325,7 +1321,7 @@ func TestNewRedisInvalidURL(t *testing.T) {
 func BenchmarkRedisAdmitSettle(b *testing.B) {
 	r := newTestRedis(b, testCircuit, clock.Real{})
 	adm := Admission{Upstream: "bench", Tokens: 100, TPM: 1 << 40, MaxConcurrency: 1 << 20}
-	s := Settlement{Outcome: Success, Tokens: 80, Result: Result{Latency: 100 * time.Millisecond}}
+	s := Settlement{Outcome: outcome.Outcome{Class: outcome.Success, InputTokens: 80, Latency: 100 * time.Millisecond}}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -1340,7 +1336,7 @@ func BenchmarkRedisAdmitSettle(b *testing.B) {
 func BenchmarkRedisAdmitSettleParallel(b *testing.B) {
 	r := newTestRedis(b, testCircuit, clock.Real{})
 	adm := Admission{Upstream: "bench", Tokens: 100, TPM: 1 << 40, MaxConcurrency: 1 << 20}
-	s := Settlement{Outcome: Success, Tokens: 80, Result: Result{Latency: 100 * time.Millisecond}}
+	s := Settlement{Outcome: outcome.Outcome{Class: outcome.Success, InputTokens: 80, Latency: 100 * time.Millisecond}}
 	ctx := context.Background()
 	b.ReportAllocs()
 	var failed sync.Once

@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"strconv"
+	"switchyard/internal/outcome"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -301,7 +302,7 @@ func (r *Redis) Dispatched(upstream string, now time.Time) { r.local.Dispatched(
 
 // Observe folds a result into the local statistics; the shared ones get it
 // at Settle.
-func (r *Redis) Observe(upstream string, res Result, now time.Time) {
+func (r *Redis) Observe(upstream string, res outcome.Outcome, now time.Time) {
 	r.local.Observe(upstream, res, now)
 }
 

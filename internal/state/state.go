@@ -5,7 +5,10 @@
 // several gateway instances see the same numbers (DESIGN.md §7).
 package state
 
-import "time"
+import (
+	"switchyard/internal/outcome"
+	"time"
+)
 
 // Alpha is the EWMA smoothing factor for latency, TTFT and throughput
 // (seed 001: α = 0.3, recent requests weigh more).
@@ -13,22 +16,6 @@ const Alpha = 0.3
 
 // DefaultWindow is the sliding window for request counts.
 const DefaultWindow = time.Minute
-
-// Result is what one finished attempt tells the statistics.
-type Result struct {
-	// Failed marks a server or auth error: it extends the failure streak.
-	// A success (Failed false and not Neutral) ends it.
-	Failed bool
-	// Neutral marks an outcome that says nothing about health (a 429, the
-	// client's own error or cancel): the streak is left alone.
-	Neutral bool
-	// Latency is the end-to-end time of a non-streaming success; 0 = none.
-	Latency time.Duration
-	// TTFT is the time to the first event of a streaming success; 0 = none.
-	TTFT time.Duration
-	// TPS is a stream's output tokens per second after the first event; 0 = unknown.
-	TPS float64
-}
 
 // Snapshot is one upstream's statistics at a moment.
 type Snapshot struct {
@@ -52,8 +39,10 @@ type Snapshot struct {
 type Stats interface {
 	// Dispatched counts a request sent to upstream at now.
 	Dispatched(upstream string, now time.Time)
-	// Observe records how an attempt on upstream ended.
-	Observe(upstream string, r Result, now time.Time)
+	// Observe records how an attempt on upstream ended: a server or auth
+	// error extends the failure streak, a success ends it, anything else
+	// leaves it; a success's latency, TTFT and throughput feed the EWMAs.
+	Observe(upstream string, o outcome.Outcome, now time.Time)
 	// Snapshot returns upstream's statistics as of now.
 	Snapshot(upstream string, now time.Time) Snapshot
 	// Forget drops the statistics of an upstream that no longer exists.

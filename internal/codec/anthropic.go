@@ -1,0 +1,75 @@
+package codec
+
+import (
+	"encoding/json"
+
+	"github.com/tidwall/gjson"
+)
+
+// Anthropic is the Anthropic Messages API: message_start carries the input
+// tokens, message_delta the output count, message_stop ends a stream.
+var Anthropic Codec = anthropic{}
+
+var _ Codec = anthropic{}
+
+type anthropic struct{}
+
+func (anthropic) Name() string   { return "anthropic" }
+func (anthropic) Family() Family { return FamilyAnthropic }
+func (anthropic) Op() string     { return "messages" }
+
+func (anthropic) Encode(body []byte, model string, f Family) ([]byte, error) {
+	return passthrough(FamilyAnthropic, body, model, f)
+}
+
+func (anthropic) Usage(body []byte) (in, out int64) { return inputOutputUsage(body, "usage") }
+
+func (anthropic) Observe(s *StreamState, ev *Event) {
+	switch string(ev.Name) {
+	case "message_start":
+		s.In, s.Out = inputOutputUsage(ev.Data, "message.usage")
+	case "message_delta":
+		r := gjson.GetManyBytes(ev.Data, "usage.input_tokens", "usage.output_tokens")
+		if r[0].Int() > 0 {
+			s.In = r[0].Int()
+		}
+		if r[1].Exists() {
+			s.Out = r[1].Int()
+		}
+	case "message_stop", "error":
+		s.Finished = true
+	}
+}
+
+// ErrorBody renders {"type":"error","error":{"type","message"}}.
+func (anthropic) ErrorBody(e Error) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": AnthropicErrorType(e.Status), "message": e.Message}})
+	return b
+}
+
+// StreamError is `event: error` with an api_error.
+func (anthropic) StreamError(msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": "api_error", "message": msg}})
+	return append(append([]byte("event: error\ndata: "), b...), "\n\n"...)
+}
+
+// AnthropicErrorType maps an HTTP status to Anthropic's error type.
+func AnthropicErrorType(status int) string {
+	switch status {
+	case 400, 405, 408:
+		return "invalid_request_error"
+	case 413:
+		return "request_too_large"
+	case 401:
+		return "authentication_error"
+	case 403:
+		return "permission_error"
+	case 404:
+		return "not_found_error"
+	case 429:
+		return "rate_limit_error"
+	case 503, 529:
+		return "overloaded_error"
+	}
+	return "api_error"
+}

@@ -1,0 +1,97 @@
+// Package codec holds the wire protocols of the client API (DESIGN.md §1,
+// §9): one Codec per protocol, which knows where the protocol reports
+// usage, how its streams end, and how it shapes errors. It is the seam where
+// translation between protocols lives; today every request goes to an
+// upstream of its own family and passes through byte for byte, but for the
+// `model` value.
+package codec
+
+import (
+	"errors"
+
+	"github.com/tidwall/sjson"
+)
+
+// Family is a group of wire protocols that share upstreams: a request of a
+// protocol passes through unchanged to any upstream of its family.
+type Family uint8
+
+// Families.
+const (
+	// FamilyOpenAI is the OpenAI REST API: Chat Completions, Completions,
+	// Embeddings and Responses.
+	FamilyOpenAI Family = iota
+	// FamilyAnthropic is the Anthropic Messages API.
+	FamilyAnthropic
+)
+
+// String returns "openai" or "anthropic".
+func (f Family) String() string {
+	if f == FamilyAnthropic {
+		return "anthropic"
+	}
+	return "openai"
+}
+
+// ErrIncompatible: the request cannot be expressed in the target family.
+var ErrIncompatible = errors.New("request cannot be expressed in the upstream's protocol")
+
+// Codec is one client-facing wire protocol. Implementations are stateless
+// and safe for concurrent use; the proxy calls them on the hot path.
+type Codec interface {
+	// Name is the protocol's name in headers and logs: openai-chat,
+	// openai-responses, openai-completions, openai-embeddings or anthropic.
+	Name() string
+	// Family is the family whose upstreams take this protocol as it is.
+	Family() Family
+	// Op is the operation's path below an upstream's base URL
+	// ("chat/completions", "messages", …).
+	Op() string
+	// Encode returns the request body to send to an upstream of family f
+	// that knows the model as model. Within the family the body is
+	// unchanged but for the "model" value (the same slice when that needs
+	// no change); another family is ErrIncompatible until translation
+	// exists.
+	Encode(body []byte, model string, f Family) ([]byte, error)
+	// Usage reads input and output tokens from a whole JSON answer.
+	Usage(body []byte) (in, out int64)
+	// Observe follows one stream event for usage and the protocol's
+	// terminal event.
+	Observe(s *StreamState, ev *Event)
+	// ErrorBody renders an error the gateway answers itself.
+	ErrorBody(e Error) []byte
+	// StreamError is the last event of a stream broken after it started
+	// (DESIGN.md §3).
+	StreamError(msg string) []byte
+}
+
+// StreamState is what Observe learns from a stream so far.
+type StreamState struct {
+	// In and Out are the tokens reported so far.
+	In, Out int64
+	// Finished: the protocol's terminal event was seen.
+	Finished bool
+}
+
+// Error is an error the gateway answers itself, in any protocol.
+type Error struct {
+	// Status is the HTTP status.
+	Status int
+	// Type is OpenAI's error.type ("invalid_request_error", …).
+	Type string
+	// Code is OpenAI's error.code ("model_not_found", …).
+	Code string
+	// Message says what was wrong.
+	Message string
+}
+
+// passthrough is Encode within a family: only the model changes.
+func passthrough(own Family, body []byte, model string, f Family) ([]byte, error) {
+	if f != own {
+		return nil, ErrIncompatible
+	}
+	if model == "" {
+		return body, nil
+	}
+	return sjson.SetBytes(body, "model", model)
+}

@@ -1,0 +1,105 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/tidwall/gjson"
+)
+
+// The OpenAI protocols. Chat, Completions and Embeddings report usage as
+// prompt/completion tokens and end a stream with [DONE]; Responses reports
+// input/output tokens and ends with response.completed (or .incomplete,
+// .failed, error).
+var (
+	OpenAIChat        Codec = openAI{name: "openai-chat", op: "chat/completions"}
+	OpenAICompletions Codec = openAI{name: "openai-completions", op: "completions"}
+	OpenAIEmbeddings  Codec = openAI{name: "openai-embeddings", op: "embeddings"}
+	OpenAIResponses   Codec = openAIResponses{}
+)
+
+var (
+	_ Codec = openAI{}
+	_ Codec = openAIResponses{}
+)
+
+// openAI is a protocol of the OpenAI family with chat-style usage.
+type openAI struct{ name, op string }
+
+func (c openAI) Name() string                  { return c.name }
+func (c openAI) Family() Family                { return FamilyOpenAI }
+func (c openAI) Op() string                    { return c.op }
+func (c openAI) ErrorBody(e Error) []byte      { return openAIErrorBody(e) }
+func (c openAI) StreamError(msg string) []byte { return openAIStreamError(msg) }
+
+func (c openAI) Encode(body []byte, model string, f Family) ([]byte, error) {
+	return passthrough(FamilyOpenAI, body, model, f)
+}
+
+func (c openAI) Usage(body []byte) (in, out int64) {
+	r := gjson.GetManyBytes(body, "usage.prompt_tokens", "usage.completion_tokens")
+	return r[0].Int(), r[1].Int()
+}
+
+// Observe reads the final chunk's usage (stream_options.include_usage) and [DONE].
+func (c openAI) Observe(s *StreamState, ev *Event) {
+	if bytes.Equal(bytes.TrimSpace(ev.Data), []byte("[DONE]")) {
+		s.Finished = true
+		return
+	}
+	if bytes.Contains(ev.Data, []byte(`"usage"`)) {
+		r := gjson.GetManyBytes(ev.Data, "usage.prompt_tokens", "usage.completion_tokens")
+		if r[0].Exists() {
+			s.In, s.Out = r[0].Int(), r[1].Int()
+		}
+	}
+}
+
+// openAIResponses is the OpenAI Responses API.
+type openAIResponses struct{}
+
+func (openAIResponses) Name() string                  { return "openai-responses" }
+func (openAIResponses) Family() Family                { return FamilyOpenAI }
+func (openAIResponses) Op() string                    { return "responses" }
+func (openAIResponses) ErrorBody(e Error) []byte      { return openAIErrorBody(e) }
+func (openAIResponses) StreamError(msg string) []byte { return openAIStreamError(msg) }
+
+func (openAIResponses) Encode(body []byte, model string, f Family) ([]byte, error) {
+	return passthrough(FamilyOpenAI, body, model, f)
+}
+
+func (openAIResponses) Usage(body []byte) (in, out int64) { return inputOutputUsage(body, "usage") }
+
+// Observe reads the usage of the terminal response.* event.
+func (openAIResponses) Observe(s *StreamState, ev *Event) {
+	typ := string(ev.Name)
+	if typ == "" {
+		typ = gjson.GetBytes(ev.Data, "type").Str
+	}
+	switch typ {
+	case "response.completed", "response.incomplete", "response.failed", "error":
+		s.Finished = true
+		r := gjson.GetManyBytes(ev.Data, "response.usage.input_tokens", "response.usage.output_tokens")
+		if r[0].Exists() {
+			s.In, s.Out = r[0].Int(), r[1].Int()
+		}
+	}
+}
+
+// inputOutputUsage reads {prefix}.input_tokens and .output_tokens.
+func inputOutputUsage(body []byte, prefix string) (in, out int64) {
+	r := gjson.GetManyBytes(body, prefix+".input_tokens", prefix+".output_tokens")
+	return r[0].Int(), r[1].Int()
+}
+
+// openAIErrorBody renders {"error":{"message","type","code","param"}}.
+func openAIErrorBody(e Error) []byte {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": e.Message, "type": e.Type, "code": e.Code, "param": nil}})
+	return b
+}
+
+// openAIStreamError is `data: {"error":{…,"code":"stream_interrupted"}}`, with no [DONE] after it.
+func openAIStreamError(msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "upstream_error", "code": "stream_interrupted"}})
+	return append(append([]byte("data: "), b...), "\n\n"...)
+}

@@ -1,0 +1,86 @@
+package provider
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"switchyard/internal/codec"
+	"switchyard/internal/outcome"
+)
+
+// AzureOpenAI is Azure OpenAI: the `api-key` header, and a deployment in
+// the URL — {base_url}/openai/deployments/{model}/{op}?api-version=V — where
+// the model is the upstream's name for it (its model_map entry).
+type AzureOpenAI struct{}
+
+// DefaultAzureAPIVersion is used when an azure-openai upstream sets no api_version.
+const DefaultAzureAPIVersion = "2024-10-21"
+
+var (
+	_ Provider = AzureOpenAI{}
+	_ Endpoint = (*azureEndpoint)(nil)
+)
+
+func (AzureOpenAI) Name() string { return "azure-openai" }
+
+func (AzureOpenAI) Check(u Upstream) []Problem {
+	ps := requireKey("azure-openai", u)
+	return append(ps, checkDatedVersion(u)...)
+}
+
+func (AzureOpenAI) New(u Upstream) Endpoint {
+	v := u.APIVersion
+	if v == "" {
+		v = DefaultAzureAPIVersion
+	}
+	return &azureEndpoint{base: strings.TrimRight(u.BaseURL, "/"), key: []string{u.APIKey}, extra: u.Headers,
+		query: url.Values{"api-version": {v}}.Encode()}
+}
+
+type azureEndpoint struct {
+	base  string
+	key   []string
+	extra map[string]string
+	query string // api-version=V
+}
+
+func (e *azureEndpoint) Family() codec.Family { return codec.FamilyOpenAI }
+func (e *azureEndpoint) OpenStreamEnd() bool  { return false }
+
+// url addresses op: a deployment's operation, or the resource-level
+// responses and models.
+func (e *azureEndpoint) url(op, model string) string {
+	if op == "responses" || op == "models" {
+		return e.base + "/openai/" + op + "?" + e.query
+	}
+	return e.base + "/openai/deployments/" + url.PathEscape(model) + "/" + op + "?" + e.query
+}
+
+func (e *azureEndpoint) NewRequest(ctx context.Context, op, model string, body []byte, h http.Header) (*http.Request, error) {
+	req, err := newPost(ctx, e.url(op, model), body, h)
+	if err != nil {
+		return nil, err
+	}
+	setExtra(req.Header, e.extra)
+	req.Header["Api-Key"] = e.key
+	return req, nil
+}
+
+func (e *azureEndpoint) ProbeRequest(ctx context.Context, kind, model string) (*http.Request, error) {
+	if kind == "chat" {
+		return e.NewRequest(ctx, "chat/completions", model, chatProbeBody(model), http.Header{})
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url("models", ""), nil)
+	if err != nil {
+		return nil, err
+	}
+	setExtra(req.Header, e.extra)
+	req.Header["Api-Key"] = e.key
+	return req, nil
+}
+
+func (e *azureEndpoint) Classify(status int, _ http.Header, _ []byte) outcome.Outcome {
+	return outcome.Outcome{Class: ClassifyStatus(status), Status: status}
+}

@@ -1,0 +1,128 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"switchyard/internal/codec"
+	"switchyard/internal/outcome"
+)
+
+// OpenAI is api.openai.com and any service that requires its key: Bearer
+// auth, operations appended to base_url, the model in the body.
+type OpenAI struct{}
+
+// OpenAICompatible is an OpenAI-compatible server (vLLM, Ollama, a private
+// deployment): as OpenAI, but the key is optional and a stream may end
+// without [DONE].
+type OpenAICompatible struct{}
+
+var (
+	_ Provider = OpenAI{}
+	_ Provider = OpenAICompatible{}
+	_ Endpoint = (*bearerEndpoint)(nil)
+)
+
+func (OpenAI) Name() string { return "openai" }
+
+func (OpenAI) Check(u Upstream) []Problem { return requireKey("openai", u) }
+
+func (OpenAI) New(u Upstream) Endpoint { return newBearer(u, false) }
+
+func (OpenAICompatible) Name() string { return "openai-compatible" }
+
+func (OpenAICompatible) Check(Upstream) []Problem { return nil }
+
+func (OpenAICompatible) New(u Upstream) Endpoint { return newBearer(u, true) }
+
+// bearerEndpoint is an OpenAI-family upstream with Bearer auth.
+type bearerEndpoint struct {
+	base    string // base_url without a trailing slash
+	auth    string // "Bearer <key>", "" for none
+	extra   map[string]string
+	openEnd bool
+}
+
+func newBearer(u Upstream, openEnd bool) *bearerEndpoint {
+	e := &bearerEndpoint{base: strings.TrimRight(u.BaseURL, "/"), extra: u.Headers, openEnd: openEnd}
+	if u.APIKey != "" {
+		e.auth = "Bearer " + u.APIKey
+	}
+	return e
+}
+
+func (e *bearerEndpoint) Family() codec.Family { return codec.FamilyOpenAI }
+func (e *bearerEndpoint) OpenStreamEnd() bool  { return e.openEnd }
+
+func (e *bearerEndpoint) NewRequest(ctx context.Context, op, _ string, body []byte, h http.Header) (*http.Request, error) {
+	req, err := newPost(ctx, e.base+"/"+op, body, h)
+	if err != nil {
+		return nil, err
+	}
+	setExtra(req.Header, e.extra)
+	if e.auth != "" {
+		req.Header["Authorization"] = []string{e.auth}
+	}
+	return req, nil
+}
+
+func (e *bearerEndpoint) ProbeRequest(ctx context.Context, kind, model string) (*http.Request, error) {
+	if kind == "chat" {
+		return e.NewRequest(ctx, "chat/completions", model, chatProbeBody(model), http.Header{})
+	}
+	return e.get(ctx, e.base+"/models")
+}
+
+func (e *bearerEndpoint) get(ctx context.Context, url string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	setExtra(req.Header, e.extra)
+	if e.auth != "" {
+		req.Header["Authorization"] = []string{e.auth}
+	}
+	return req, nil
+}
+
+func (e *bearerEndpoint) Classify(status int, _ http.Header, _ []byte) outcome.Outcome {
+	return outcome.Outcome{Class: ClassifyStatus(status), Status: status}
+}
+
+// newPost builds a POST of body with headers h (used as the request's own).
+func newPost(ctx context.Context, url string, body []byte, h http.Header) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("building upstream request: %w", err)
+	}
+	if h != nil {
+		req.Header = h
+	}
+	if req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// setExtra sets an upstream's configured extra headers.
+func setExtra(h http.Header, extra map[string]string) {
+	for k, v := range extra {
+		h.Set(k, v)
+	}
+}
+
+// chatProbeBody is a one-token chat or message request for model.
+func chatProbeBody(model string) []byte {
+	return fmt.Appendf(nil, `{"model":%q,"max_tokens":1,"messages":[{"role":"user","content":"ping"}]}`, model)
+}
+
+// requireKey is the Check of a provider whose api_key is required.
+func requireKey(provider string, u Upstream) []Problem {
+	if u.APIKey == "" {
+		return []Problem{{Field: "api_key", Message: "required for provider " + provider}}
+	}
+	return nil
+}

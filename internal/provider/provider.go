@@ -1,0 +1,132 @@
+// Package provider holds the provider adapters (DESIGN.md §1, §9): one type
+// per upstream family that builds the upstream request (URL, auth, where
+// the model goes), classifies the answer into an outcome, and says how its
+// streams end. A Registry maps the config's `provider` value to its
+// adapter; configuration validation, the proxy, the prober and explain all
+// ask the registry, and nothing else compares provider names.
+package provider
+
+import (
+	"context"
+	"net/http"
+	"slices"
+
+	"switchyard/internal/codec"
+	"switchyard/internal/outcome"
+)
+
+// Upstream is what an adapter needs of one upstream's configuration.
+type Upstream struct {
+	// Name is the upstream's name, for error messages.
+	Name string
+	// BaseURL is the prefix the adapter appends operations to.
+	BaseURL string
+	// APIKey is the upstream's credential; never logged or echoed.
+	APIKey string
+	// APIVersion is the configured API version; "" for the adapter's default.
+	APIVersion string
+	// Headers are extra headers sent with every request.
+	Headers map[string]string
+}
+
+// Problem is one invalid provider-specific setting.
+type Problem struct {
+	// Field is the key below the upstream ("api_key", "api_version").
+	Field string
+	// Message says what is wrong, never echoing a secret.
+	Message string
+}
+
+// Provider is one kind of upstream: the registry's entry for a `provider`
+// value. Implementations are stateless.
+type Provider interface {
+	// Name is the config's `provider` value.
+	Name() string
+	// Check validates the provider-specific settings of u.
+	Check(u Upstream) []Problem
+	// New returns the endpoint of one configured upstream. u has passed Check.
+	New(u Upstream) Endpoint
+}
+
+// Endpoint is one configured upstream as its adapter addresses it. It is
+// safe for concurrent use; the proxy calls it on the hot path.
+type Endpoint interface {
+	// Family is the wire family the upstream speaks.
+	Family() codec.Family
+	// NewRequest builds the request of operation op (codec.Codec.Op) for
+	// the upstream's model name with body, whose headers start as h (the
+	// client's headers the gateway forwards). It places the model where the
+	// provider takes it and sets the credentials.
+	NewRequest(ctx context.Context, op, model string, body []byte, h http.Header) (*http.Request, error)
+	// ProbeRequest builds an active health probe (DESIGN.md §6): kind
+	// "models" lists models (free), "chat" asks model for one token.
+	ProbeRequest(ctx context.Context, kind, model string) (*http.Request, error)
+	// Classify maps an answer's status, headers and (error) body to its
+	// outcome class, with the cooldown a throttling answer asks for when
+	// the provider says it in the body (headers are read by the limiter).
+	Classify(status int, h http.Header, body []byte) outcome.Outcome
+	// OpenStreamEnd reports whether a stream that ends without its
+	// protocol's terminal event (OpenAI's [DONE]) is complete rather than
+	// cut: some OpenAI-compatible servers never send it.
+	OpenStreamEnd() bool
+}
+
+// Registry maps provider names to providers. A Registry is immutable.
+type Registry struct {
+	byName map[string]Provider
+	names  []string
+}
+
+// NewRegistry returns a registry of ps, in that order; a later one of the
+// same name replaces an earlier one.
+func NewRegistry(ps ...Provider) *Registry {
+	r := &Registry{byName: make(map[string]Provider, len(ps))}
+	for _, p := range ps {
+		if _, dup := r.byName[p.Name()]; !dup {
+			r.names = append(r.names, p.Name())
+		}
+		r.byName[p.Name()] = p
+	}
+	return r
+}
+
+// With returns a registry of r's providers and ps.
+func (r *Registry) With(ps ...Provider) *Registry {
+	all := make([]Provider, 0, len(r.byName)+len(ps))
+	for _, n := range r.names {
+		all = append(all, r.byName[n])
+	}
+	return NewRegistry(append(all, ps...)...)
+}
+
+// Lookup returns the provider called name.
+func (r *Registry) Lookup(name string) (Provider, bool) {
+	p, ok := r.byName[name]
+	return p, ok
+}
+
+// Names returns the registered provider names in registration order.
+func (r *Registry) Names() []string { return slices.Clone(r.names) }
+
+// builtin is the registry of the providers Switchyard ships.
+var builtin = NewRegistry(OpenAI{}, Anthropic{}, AzureOpenAI{}, OpenAICompatible{})
+
+// Builtin returns the registry of the providers Switchyard ships.
+func Builtin() *Registry { return builtin }
+
+// ClassifyStatus maps an HTTP status to its outcome class (DESIGN.md §6):
+// 2xx success; 401, 402 and 403 auth errors; 429 rate limited; 408 and
+// 5xx server errors; any other 4xx the client's own error.
+func ClassifyStatus(status int) outcome.Class {
+	switch {
+	case status < 300:
+		return outcome.Success
+	case status == 401 || status == 402 || status == 403:
+		return outcome.AuthError
+	case status == 429:
+		return outcome.RateLimited
+	case status == 408 || status >= 500:
+		return outcome.ServerError
+	}
+	return outcome.ClientError
+}

@@ -1,0 +1,269 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/sjson"
+
+	"switchyard/internal/affinity"
+	"switchyard/internal/balancer"
+	"switchyard/internal/clock"
+	"switchyard/internal/limits"
+	"switchyard/internal/outcome"
+)
+
+// sessionRef is a request's session and, on the route being tried, its
+// binding key.
+type sessionRef struct {
+	id     string // the session id, when affinity is on and the request has one
+	source string // where id was found
+	key    affinity.Key
+	policy affinity.Policy
+}
+
+// tally is what the attempt loop learned on the way, for the final answer.
+type tally struct {
+	attempts int
+	failures []failure     // what went wrong, in order, for the final error
+	retryIn  time.Duration // shortest wait seen: a 429's cooldown, an open breaker, a full limit
+	queueErr error         // why waiting for a slot failed, when nothing was attempted
+	found    bool          // some upstream serves the model or a fallback
+}
+
+// failure is one candidate that did not serve the request.
+type failure struct {
+	upstream string // "" for a reason that concerns no one upstream
+	detail   string
+	class    outcome.Class // of an attempt; Canceled for a candidate never sent to
+}
+
+// noteRetry keeps the shortest positive wait seen.
+func (t *tally) noteRetry(d time.Duration) {
+	if d > 0 && (t.retryIn == 0 || d < t.retryIn) {
+		t.retryIn = d
+	}
+}
+
+// loop tries the request's model, then its route's fallback models, until
+// one is served; it returns the error to answer when none is.
+func (x *exchange) loop(ctx context.Context, rt *route) error {
+	for i, model := range append([]string{x.model}, rt.cfg.FallbackModels...) {
+		if i > 0 && !x.key.allows(model) {
+			continue
+		}
+		if x.tryModel(ctx, model, i > 0) {
+			return nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if !x.tally.found {
+		return newError(ErrModelNotFound, fmt.Sprintf("no upstream serves model %q", x.model))
+	}
+	return x.exhausted()
+}
+
+// tryModel plans and attempts the upstreams of model, and reports whether
+// a response was written. When every candidate is cooling down or full, it
+// waits up to the route's max_wait for the first to free up.
+func (x *exchange) tryModel(ctx context.Context, model string, fallback bool) bool {
+	ups := x.cat.candidates(model, x.key, x.codec.Family())
+	if len(ups) == 0 {
+		return false
+	}
+	x.tally.found = true
+	rt := x.cat.route(model)
+	body := x.body
+	if fallback {
+		var err error
+		if body, err = sjson.SetBytes(x.body, "model", model); err != nil {
+			x.tally.failures = append(x.tally.failures, failure{detail: "rewriting model for fallback: " + err.Error()})
+			return false
+		}
+	}
+	var waited time.Duration
+	for {
+		plan, wait := x.plan(rt, model, ups, int64(len(body)))
+		x.tally.noteRetry(wait)
+		if len(plan.Order)+len(plan.Waitable) > 0 || wait <= 0 || waited+wait > rt.cfg.MaxWait {
+			return x.runPlan(ctx, plan, rt, model, body)
+		}
+		if clock.Wait(ctx, x.s.opts.Clock, nil, wait) == clock.Done {
+			return false
+		}
+		waited += wait
+	}
+}
+
+// plan asks rt's balancer for the order of ups with the live state, and
+// returns it with the shortest wait until an unavailable candidate frees up.
+func (x *exchange) plan(rt *route, model string, ups []*upstream, bodyLen int64) (balancer.Plan, time.Duration) {
+	cands, wait := x.s.snapshot(ups, x.est)
+	req := balancer.Request{
+		RequestID: x.log.ID, Model: model, Key: x.key.cfg.Name, Stream: x.stream, K: 1 + rt.cfg.Retries,
+		BodyLen: bodyLen,
+	}
+	x.pin(&req, rt)
+	plan := rt.bal.Plan(req, cands)
+	if x.session.id != "" && rt.affinityOn {
+		x.s.opts.Metrics.Affinity(plan.Decision.Affinity.Result)
+	}
+	if x.s.opts.OnDecision != nil {
+		x.s.opts.OnDecision(&plan.Decision)
+	}
+	if plan.Decision.Chosen != "" {
+		x.s.opts.Metrics.Selection(rt.cfg.Model, plan.Decision.Chosen)
+	}
+	return plan, wait
+}
+
+// pin looks up the session's binding on route rt and sets it on req.
+func (x *exchange) pin(req *balancer.Request, rt *route) {
+	x.session.key = affinity.Key{}
+	if x.session.id == "" || !rt.affinityOn {
+		return
+	}
+	req.Session, req.SessionSource = x.session.id, x.session.source
+	x.session.key, x.session.policy = affinity.Key{APIKey: x.key.cfg.Name, Route: rt.cfg.Model, Session: x.session.id}, rt.affinity
+	if bound, ok := x.s.opts.Affinity.Get(x.session.key, x.session.policy); ok {
+		req.Pinned = bound
+		if up := x.cat.byName[bound]; up != nil {
+			req.Migrate = up.migrate
+		}
+	}
+}
+
+// runPlan attempts the plan's upstreams in order, then waits for a slot on
+// its waitable ones. It reports whether a response was written.
+func (x *exchange) runPlan(ctx context.Context, plan balancer.Plan, rt *route, model string, body []byte) bool {
+	waits := plan.Waitable // grows when an upstream with a queue fills up after planning
+	for i := 0; i < len(plan.Order)+len(waits) && ctx.Err() == nil; i++ {
+		name, waitable := "", i >= len(plan.Order)
+		if waitable {
+			name = waits[i-len(plan.Order)]
+		} else {
+			name = plan.Order[i]
+		}
+		if x.tally.attempts > 0 {
+			if !rt.budget.TryRetry() {
+				x.tally.failures = append(x.tally.failures, failure{detail: "retry budget exhausted"})
+				return false
+			}
+			x.s.opts.Metrics.Retry(rt.cfg.Model)
+		}
+		up := x.cat.byName[name]
+		adm, skip := x.admit(ctx, up, waitable)
+		if skip.full && up.cfg.Queue.Enabled {
+			// Its last slot went to a concurrent request since planning:
+			// queue for it after the rest of the order, as if planned waitable.
+			waits = append(waits[:len(waits):len(waits)], name)
+			continue
+		}
+		if adm == nil {
+			x.tally.failures = append(x.tally.failures, failure{upstream: name, detail: skip.reason, class: outcome.Canceled})
+			continue
+		}
+		o, committed := x.attempt(ctx, up, rt, model, body)
+		// A success (re)binds the session.
+		bind := o.Class == outcome.Success && x.session.key.Session != "" && rebinds(plan.Decision.Affinity, name)
+		adm.done(o, bind)
+		if o.Class == outcome.Canceled {
+			x.log.Status, x.log.ErrorClass = 499, "client_canceled"
+			return true
+		}
+		if committed {
+			return true
+		}
+		x.tally.failures = append(x.tally.failures, failure{upstream: name, detail: o.Detail, class: o.Class})
+	}
+	return false
+}
+
+// attempt runs one attempt on up in its two halves: start sends it and
+// waits for its first byte; only then does commit relay it to the client.
+// committed reports that the client has the answer: no failover.
+func (x *exchange) attempt(ctx context.Context, up *upstream, rt *route, model string, body []byte) (o outcome.Outcome, committed bool) {
+	x.tally.attempts++
+	x.s.opts.Stats.Dispatched(up.cfg.Name, x.s.opts.Clock.Now())
+	st, o := x.start(ctx, up, rt.cfg.RouteSettings, model, body)
+	if st == nil {
+		return o, false
+	}
+	return x.commit(st), true
+}
+
+// rebinds reports whether a success on upstream name (re)binds the session
+// whose affinity record is a (DESIGN.md §5). It does, except when the
+// session has a live binding to another upstream that is only unavailable
+// for now: a fall-through (breaker open, rate limited, full, …) or a hit whose
+// attempt failed over. That binding is kept, not replaced by the stand-in,
+// so the session returns to its upstream, and its prompt cache, when it
+// recovers within the TTL (seed 000: a fall-through does not delete the
+// binding). A binding to an upstream that is no longer a candidate is
+// replaced, and a migration rebinds to the upstream it moved to.
+func rebinds(a balancer.AffinityRecord, name string) bool {
+	switch a.Result {
+	case balancer.AffinityHit:
+		return name == a.Bound
+	case balancer.AffinityFallthrough:
+		return name == a.Bound || a.Reason == balancer.ReasonNotACandidate
+	}
+	return true
+}
+
+// exhausted is the error when every candidate failed or none was available.
+func (x *exchange) exhausted() error {
+	t := &x.tally
+	if x.r.Context().Err() != nil {
+		x.log.Status, x.log.ErrorClass = 499, "client_canceled"
+		return nil
+	}
+	if t.attempts == 0 && t.queueErr != nil {
+		sentinel := ErrQueueFull
+		if errors.Is(t.queueErr, limits.ErrQueueTimeout) {
+			sentinel = ErrQueueTimeout
+		}
+		e := newError(sentinel, "no upstream slot for model "+strconv.Quote(x.model)+t.summary())
+		e.retryAfter = time.Second
+		return e
+	}
+	if t.attempts == 0 || t.allRateLimited() {
+		e := newError(ErrNoUpstream, "no upstream is available for model "+strconv.Quote(x.model)+t.summary())
+		e.status = http.StatusServiceUnavailable
+		e.retryAfter = max(t.retryIn, time.Second)
+		return e
+	}
+	return newError(ErrNoUpstream, fmt.Sprintf("all %d upstream attempts failed%s", t.attempts, t.summary()))
+}
+
+// allRateLimited reports whether every failure was an upstream's 429.
+func (t *tally) allRateLimited() bool {
+	for _, f := range t.failures {
+		if f.class != outcome.RateLimited {
+			return false
+		}
+	}
+	return len(t.failures) > 0
+}
+
+// summary lists the failures for the client's error message.
+func (t *tally) summary() string {
+	if len(t.failures) == 0 {
+		return ""
+	}
+	parts := make([]string, len(t.failures))
+	for i, f := range t.failures {
+		parts[i] = f.detail
+		if f.upstream != "" {
+			parts[i] = f.upstream + ": " + f.detail
+		}
+	}
+	return ": " + strings.Join(parts, "; ")
+}
