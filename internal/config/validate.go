@@ -14,6 +14,8 @@ import (
 	"unicode"
 
 	"golang.org/x/net/http/httpguts"
+
+	"switchyard/internal/balancer"
 )
 
 // Bounds enforced by Validate.
@@ -298,7 +300,7 @@ func (c *Config) validateServer(v *validator) {
 // check validates route settings; path is "defaults", "routes[i]" or "".
 func (s *RouteSettings) check(v *validator, path string) {
 	p := func(key string) string { return subPath(path, key) }
-	v.oneOf(p("strategy"), s.Strategy, Strategies)
+	v.oneOf(p("strategy"), s.Strategy, balancer.StrategyNames())
 	v.between(p("retries"), int64(s.Retries), 0, maxRetries)
 	v.positive(p("timeout"), s.Timeout)
 	v.positive(p("first_byte_timeout"), s.FirstByteTimeout)
