@@ -8,8 +8,10 @@
 package config
 
 import (
-	"switchyard/internal/provider"
 	"time"
+
+	"switchyard/internal/balancer"
+	"switchyard/internal/provider"
 )
 
 // Providers an upstream may speak.
@@ -20,22 +22,18 @@ const (
 	ProviderAnthropic        = "anthropic"
 )
 
-// Balancing strategies a route may select (DESIGN.md §4).
+// Balancing strategies a route may select (DESIGN.md §4). The balancer's
+// registry is the one list of valid names: these are its constants under the
+// config's name, and validation accepts exactly balancer.StrategyNames().
 const (
-	StrategyWeightedRandom = "weighted-random"
-	StrategySmoothWRR      = "smooth-wrr"
-	StrategyRoundRobin     = "round-robin"
-	StrategyLeastConn      = "least-conn"
-	StrategyP2CEWMA        = "p2c-ewma"
-	StrategyAdaptive       = "adaptive"
-	StrategyFailover       = "failover"
+	StrategyWeightedRandom = balancer.StrategyWeightedRandom
+	StrategySmoothWRR      = balancer.StrategySmoothWRR
+	StrategyRoundRobin     = balancer.StrategyRoundRobin
+	StrategyLeastConn      = balancer.StrategyLeastConn
+	StrategyP2CEWMA        = balancer.StrategyP2CEWMA
+	StrategyAdaptive       = balancer.StrategyAdaptive
+	StrategyFailover       = balancer.StrategyFailover
 )
-
-// Strategies lists every valid strategy name.
-var Strategies = []string{
-	StrategyWeightedRandom, StrategySmoothWRR, StrategyRoundRobin, StrategyLeastConn,
-	StrategyP2CEWMA, StrategyAdaptive, StrategyFailover,
-}
 
 // Config is the whole switchyard.yaml file.
 type Config struct {
@@ -136,7 +134,8 @@ type Metrics struct {
 
 // RouteSettings are the per-route knobs; `defaults` holds the global values.
 type RouteSettings struct {
-	// Strategy is one of Strategies. Default weighted-random.
+	// Strategy names a registered balancer strategy (balancer.StrategyNames).
+	// Default weighted-random.
 	Strategy string `yaml:"strategy" json:"strategy"`
 	// Retries is the number of extra attempts after the first, on other upstreams. Default 2, 0–10.
 	Retries int `yaml:"retries" json:"retries"`

@@ -102,7 +102,9 @@ type Gateway struct {
 }
 
 // New opens the store, upserts the file's upstreams, keys and routes into
-// it, and builds the routing table from what the store then holds.
+// it, and builds the routing table from what the store then holds. When it
+// fails it closes what it opened (the Redis client, the store the config
+// names); a store passed in opts.Store stays open: it is the caller's.
 func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -133,11 +135,22 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	if err := g.openShared(); err != nil {
 		return nil, err
 	}
+	// fail gives back what New opened before it failed with err: the Redis
+	// client, and the store unless the caller passed it in opts.Store.
+	fail := func(err error) (*Gateway, error) {
+		if g.shared != nil {
+			_ = g.shared.Close()
+		}
+		if opts.Store == nil && g.store != nil {
+			_ = g.store.Close()
+		}
+		return nil, err
+	}
 	g.initTraffic()
 	if g.store == nil {
 		st, err := openStore(ctx, cfg.Store)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		g.store = st
 	}
@@ -147,18 +160,15 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		g.affinity = g.shared.Affinity(g.sessions)
 	}
 	if err := g.seedStore(ctx); err != nil {
-		_ = g.store.Close()
-		return nil, err
+		return fail(err)
 	}
 	cat, err := g.buildCatalog(ctx)
 	if err != nil {
-		_ = g.store.Close()
-		return nil, err
+		return fail(err)
 	}
 	totals, err := g.store.LoadSpend(ctx, g.spend.LoadSince())
 	if err != nil {
-		_ = g.store.Close()
-		return nil, fmt.Errorf("loading spend: %w", err)
+		return fail(fmt.Errorf("loading spend: %w", err))
 	}
 	g.spend.Load(totals)
 	g.spend.OnFlushError(func(err error) { g.log.Warn("spend not saved yet", "err", err) })

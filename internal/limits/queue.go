@@ -2,6 +2,7 @@ package limits
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"switchyard/internal/clock"
@@ -29,10 +30,14 @@ type waiter struct {
 //   - Otherwise the request joins the tail of a strict FIFO queue. A
 //     released slot is handed directly to the head waiter, so a newcomer
 //     never overtakes it. After q.Timeout (on the Slots' clock; ≤ 0: no
-//     timeout, ctx alone bounds the wait) it fails with ErrQueueTimeout; when
-//     ctx ends first it fails with ctx.Err(). Either way it leaves the queue,
-//     and a slot handed over at that very moment goes on to the next waiter
-//     when the caller has gone away, or is kept on a timeout.
+//     timeout, ctx alone bounds the wait) it fails with ErrQueueTimeout.
+//     When ctx ends while it waits, even at the moment the queue times
+//     out, it fails with ctx's error instead (context.Canceled
+//     or context.DeadlineExceeded, wrapping context.Cause(ctx) when that
+//     differs), never ErrQueueTimeout: a caller that left is not a queue
+//     timeout. Either way it leaves the queue, and a slot handed over at
+//     that very moment goes on to the next waiter when the caller has gone
+//     away, or is kept on a timeout.
 //
 // Errors are wrapped with the upstream's name; classify them with errors.Is.
 // On success release gives the slot back exactly once; further calls do
@@ -47,8 +52,8 @@ func (s *Slots) Acquire(ctx context.Context, name string, limit int, q config.Qu
 	if !q.Enabled {
 		return nil, fmt.Errorf("acquiring a slot on upstream %q: %w", name, ErrConcurrencyFull)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("waiting for a slot on upstream %q: %w", name, err)
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("waiting for a slot on upstream %q: %w", name, contextError(ctx))
 	}
 
 	w := &waiter{limit: limit, ready: make(chan struct{})}
@@ -74,7 +79,12 @@ func (s *Slots) wait(ctx context.Context, name string, sl *slot, w *waiter, q co
 	case clock.Expired:
 		err = fmt.Errorf("waiting for a slot on upstream %q for %s: %w", name, q.Timeout, ErrQueueTimeout)
 	case clock.Done:
-		err = fmt.Errorf("waiting for a slot on upstream %q: %w", name, ctx.Err())
+		err = fmt.Errorf("waiting for a slot on upstream %q: %w", name, contextError(ctx))
+	}
+	if errors.Is(err, ErrQueueTimeout) && ctx.Err() != nil {
+		// The caller went away just as the queue timed out: it is gone,
+		// so its context says why, not the queue.
+		err = fmt.Errorf("waiting for a slot on upstream %q: %w", name, contextError(ctx))
 	}
 	if err == nil {
 		return s.releaser(sl), nil
@@ -94,6 +104,18 @@ func (s *Slots) wait(ctx context.Context, name string, sl *slot, w *waiter, q co
 		return nil, err
 	}
 	return release, nil
+}
+
+// contextError returns why ctx ended: ctx.Err(), wrapping also
+// context.Cause(ctx) when the canceller gave a cause of its own, so that
+// errors.Is finds both (context.Canceled and, say, the proxy's request
+// timeout).
+func contextError(ctx context.Context) error {
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause == nil || cause == err {
+		return err
+	}
+	return fmt.Errorf("%w: %w", err, cause)
 }
 
 // pushLocked appends w to the queue.
