@@ -10,12 +10,14 @@
 // api_keys are never returned, only a hint (`sk-…last4`); a client key's
 // secret is shown once, in the answer that created it.
 //
-// The package holds no gateway state: it reaches the running gateway through
-// the Backend interface, which the gateway implements.
+// The domain behind the API is Service: configuration CRUD over the store
+// (validated as a whole, then stored, then routing reloaded), the mapping
+// of store and validation errors to the API's, and usage totals added up by
+// the store. The package holds no gateway state: it reaches the running
+// gateway through the small Gateway interface, which the gateway implements.
 package admin
 
 import (
-	"context"
 	"crypto/sha256"
 	"errors"
 	"log/slog"
@@ -24,12 +26,9 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"switchyard/internal/balancer"
-	"switchyard/internal/config"
 )
 
-// Errors a Backend returns, wrapped with context. The admin API maps them to
+// Errors the Service and the Gateway return, wrapped with context. The admin API maps them to
 // statuses in one place (writeErr); a config.Errors in the chain answers 400
 // with its field paths.
 var (
@@ -54,88 +53,6 @@ const (
 	maxBodyBytes = 1 << 20
 )
 
-// Backend is what the admin API needs from a running gateway. The gateway
-// implements it; tests use a fake. Every method may be called concurrently.
-type Backend interface {
-	UpstreamEditor
-	KeyEditor
-	RouteEditor
-	Observer
-}
-
-// UpstreamEditor reads and changes the stored upstreams. A change is
-// persisted, then routing is reloaded before the method returns: the next
-// request sees it, requests in flight finish on what they started with.
-type UpstreamEditor interface {
-	// Upstreams returns every upstream, ordered by name, api_key included
-	// (the admin package redacts it).
-	Upstreams(ctx context.Context) ([]config.Upstream, error)
-	// CreateUpstream stores a new upstream. ErrConflict when the name is
-	// taken; config.Errors (paths relative to the upstream) when it does not
-	// fit the rest of the configuration.
-	CreateUpstream(ctx context.Context, u config.Upstream) error
-	// UpdateUpstream replaces the named upstream with what edit returns from
-	// the stored one, atomically with respect to other changes, and returns
-	// the result. ErrNotFound when absent; an error from edit is returned
-	// as is and changes nothing. edit must not change the name.
-	UpdateUpstream(ctx context.Context, name string, edit func(config.Upstream) (config.Upstream, error)) (config.Upstream, error)
-	// DeleteUpstream removes the named upstream; ErrNotFound when absent.
-	DeleteUpstream(ctx context.Context, name string) error
-}
-
-// KeyEditor reads and changes the stored client keys. Keys are given and
-// returned with KeySHA256 set and Key (the plaintext) empty: the secret is
-// never stored. Changes are persisted and reloaded as for UpstreamEditor.
-type KeyEditor interface {
-	// Keys returns every client key, ordered by name.
-	Keys(ctx context.Context) ([]config.Key, error)
-	// CreateKey stores a new key. ErrConflict when the name is taken;
-	// config.Errors when it does not fit the rest (a secret another key
-	// has, an unknown allowed upstream).
-	CreateKey(ctx context.Context, k config.Key) error
-	// UpdateKey is UpdateUpstream for keys.
-	UpdateKey(ctx context.Context, name string, edit func(config.Key) (config.Key, error)) (config.Key, error)
-	// DeleteKey removes the named key; ErrNotFound when absent.
-	DeleteKey(ctx context.Context, name string) error
-}
-
-// RouteEditor reads and changes the stored routes. Changes are persisted
-// and reloaded as for UpstreamEditor.
-type RouteEditor interface {
-	// Routes returns every route, ordered by model.
-	Routes(ctx context.Context) ([]config.Route, error)
-	// RouteDefaults returns the `defaults` a route inherits what it does not set.
-	RouteDefaults() config.RouteSettings
-	// PutRoute creates or replaces the route for r.Model and reports
-	// whether it created it. config.Errors when it does not fit the rest.
-	PutRoute(ctx context.Context, r config.Route) (created bool, err error)
-	// DeleteRoute removes the route for model; ErrNotFound when absent.
-	DeleteRoute(ctx context.Context, model string) error
-}
-
-// Observer reports the gateway's live state. Its methods do not change
-// anything but DeleteAffinity.
-type Observer interface {
-	// State returns every upstream's live state (shares are filled in by
-	// the admin package).
-	State(ctx context.Context) (State, error)
-	// Explain computes, without sending anything, the routing decision a
-	// request would get now. ErrNotFound for a model no upstream serves or
-	// an unknown key; ErrInvalid for a model the key may not use.
-	Explain(q ExplainQuery) (*balancer.Decision, error)
-	// Decisions returns up to limit of the latest routing decisions, newest first.
-	Decisions(limit int) []*balancer.Decision
-	// Affinity returns the sticky-session bindings of session, as a
-	// JSON-encodable list.
-	Affinity(session string) (any, error)
-	// DeleteAffinity removes the bindings of session and returns how many it removed.
-	DeleteAffinity(session string) (int, error)
-	// Usage aggregates request logs since q's start by upstream or key.
-	// truncated reports that the bound on logs read was reached, so older
-	// requests within the period are missing.
-	Usage(ctx context.Context, q UsageQuery) (rows []UsageRow, truncated bool, err error)
-}
-
 // ExplainQuery is GET /explain's query.
 type ExplainQuery struct {
 	// Model is the client model name. Required.
@@ -149,50 +66,24 @@ type ExplainQuery struct {
 	Key string
 }
 
-// UsageQuery is GET /usage's query. Exactly one of Since and Ago is set.
-type UsageQuery struct {
-	// Since is the start of the period.
-	Since time.Time
-	// Ago is the period's length, ending now (the gateway's clock).
-	Ago time.Duration
-	// By is "upstream" or "key".
-	By string
-}
-
-// UsageRow is one line of GET /usage.
-type UsageRow struct {
-	// Name is the upstream's or key's name; "(none)" for requests that no
-	// upstream served (or that no key made, e.g. with an invalid key).
-	Name string `json:"name"`
-	// Requests counts client requests.
-	Requests int64 `json:"requests"`
-	// InputTokens and OutputTokens add up what the upstreams reported.
-	InputTokens  int64 `json:"input_tokens"`
-	OutputTokens int64 `json:"output_tokens"`
-	// USD is the cost at the upstreams' current prices.
-	USD float64 `json:"usd"`
-	// Errors counts requests that ended with an error class.
-	Errors int64 `json:"errors"`
-}
-
 // handler serves the admin API and the dashboard.
 type handler struct {
-	b        Backend
+	s        *Service
 	log      *slog.Logger
 	enabled  bool     // a token is configured
 	tokenSum [32]byte // SHA-256 of the token, compared in constant time
 }
 
-// New returns the handler of every /admin path: the API under /admin/api
+// New returns the handler of every /admin path over s: the API under /admin/api
 // (each route requiring `Authorization: Bearer token`), the dashboard at
 // /admin/, and a redirect to it from /admin and /. An empty token disables
 // the API: every call answers 401. logger receives one line per change
 // (never a secret); nil discards.
-func New(b Backend, token string, logger *slog.Logger) http.Handler {
+func New(s *Service, token string, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{b: b, log: logger, enabled: token != "", tokenSum: sha256.Sum256([]byte(token))}
+	h := &handler{s: s, log: logger, enabled: token != "", tokenSum: sha256.Sum256([]byte(token))}
 
 	api := http.NewServeMux()
 	api.Handle("/admin/api/upstreams", methods{

@@ -2,8 +2,10 @@ package admin_test
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +20,7 @@ const token = "admin-token-for-tests"
 // header value ("" for none).
 func serve(t *testing.T, f *fakeBackend, method, path, body, auth string) *httptest.ResponseRecorder {
 	t.Helper()
-	h := admin.New(f, token, nil)
+	h := admin.New(f.svc, token, nil)
 	var r *http.Request
 	if body != "" {
 		r = httptest.NewRequest(method, path, strings.NewReader(body))
@@ -112,7 +114,7 @@ func TestAuth(t *testing.T) {
 	for _, ep := range endpoints {
 		for _, a := range auths {
 			t.Run(ep.method+" "+ep.path+"/"+a.name, func(t *testing.T) {
-				f := newFakeBackend()
+				f := newFakeBackend(t)
 				w := serve(t, f, ep.method, ep.path, "", a.header)
 				if a.ok {
 					if w.Code == http.StatusUnauthorized {
@@ -138,7 +140,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestEmptyTokenDisablesTheAPI(t *testing.T) {
-	h := admin.New(newFakeBackend(), "", nil)
+	h := admin.New(newFakeBackend(t).svc, "", nil)
 	for _, auth := range []string{"", "Bearer ", "Bearer  "} {
 		r := httptest.NewRequest("GET", "/admin/api/state", nil)
 		if auth != "" {
@@ -165,7 +167,7 @@ func runCases(t *testing.T, cases []endpointCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFakeBackend()
+			f := newFakeBackend(t)
 			w := serve(t, f, c.method, c.path, c.body, "Bearer "+token)
 			if w.Code != c.status {
 				t.Fatalf("%s %s: status %d, want %d: %s", c.method, c.path, w.Code, c.status, w.Body)
@@ -325,6 +327,9 @@ func TestUpstreamEndpoints(t *testing.T) {
 			if _, ok := f.upstream("a"); ok {
 				t.Fatal("not deleted")
 			}
+			if f.changed() != 1 || !slices.Equal(f.forgotten, []string{"a"}) {
+				t.Fatalf("reloads %d, forgotten %v; want 1 reload, then a forgotten", f.changed(), f.forgotten)
+			}
 		}},
 		{name: "delete unknown", method: "DELETE", path: "/admin/api/upstreams/nope", status: 404},
 	})
@@ -384,7 +389,7 @@ func TestKeyEndpoints(t *testing.T) {
 		{name: "create bad name", method: "POST", path: "/admin/api/keys", body: `{"name":"a b"}`, status: 400,
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "name", "") }},
 		{name: "create same secret", method: "POST", path: "/admin/api/keys", body: `{"name":"ci","key":"` + teamSecret + `"}`, status: 400,
-			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "key", "same secret") }},
+			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "key", `same secret as key "team"`) }},
 		{name: "patch", method: "PATCH", path: "/admin/api/keys/team", body: `{"rpm":5}`, status: 200,
 			check: func(t *testing.T, f *fakeBackend, _ []byte) {
 				if k, _ := f.key("team"); k.RPM != 5 || k.KeySHA256 != config.HashKey(teamSecret) {
@@ -429,9 +434,7 @@ func TestRouteEndpoints(t *testing.T) {
 				if o["retries"] != 3.0 || o["strategy"] != "smooth-wrr" || o["first_byte_timeout"] != "10s" || o["timeout"] != "5m0s" {
 					t.Fatalf("answer %v: want the body over the defaults", o)
 				}
-				f.mu.Lock()
-				r := f.routes["gpt-4o"]
-				f.mu.Unlock()
+				r, _ := f.route("gpt-4o")
 				if r.FirstByteTimeout != 10*time.Second || r.MaxBodyBytes != 10<<20 {
 					t.Fatalf("stored %+v", r)
 				}
@@ -457,7 +460,10 @@ func TestRouteEndpoints(t *testing.T) {
 
 func TestLiveEndpoints(t *testing.T) {
 	runCases(t, []endpointCase{
-		{name: "state", method: "GET", path: "/admin/api/state", status: 200, check: func(t *testing.T, _ *fakeBackend, b []byte) {
+		{name: "state", method: "GET", path: "/admin/api/state", status: 200, check: func(t *testing.T, f *fakeBackend, b []byte) {
+			if got := strings.Join(f.stateOf, ","); got != "a,b" {
+				t.Fatalf("the gateway was asked the state of %q, want the stored upstreams a,b", got)
+			}
 			var st admin.State
 			if err := json.Unmarshal(b, &st); err != nil {
 				t.Fatal(err)
@@ -521,6 +527,14 @@ func TestLiveEndpoints(t *testing.T) {
 					t.Fatalf("answer %s, want []", b)
 				}
 			}},
+		{name: "affinity of a bound session", method: "GET", path: "/admin/api/affinity?session=s-bound", status: 200,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) {
+				want := `[{"key":"team","route":"gpt-4o","session":"s-bound","upstream":"a",` +
+					`"created_at":"2025-06-01T11:59:00Z","last_used":"2025-06-01T12:00:00Z","expires_at":"2025-06-01T12:05:00Z"}]`
+				if got := strings.TrimSpace(string(b)); got != want {
+					t.Fatalf("answer\n%s\nwant\n%s", got, want)
+				}
+			}},
 		{name: "affinity without session", method: "GET", path: "/admin/api/affinity", status: 400,
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "session", "required") }},
 		{name: "affinity delete", method: "DELETE", path: "/admin/api/affinity?session=s1", status: 200,
@@ -530,27 +544,29 @@ func TestLiveEndpoints(t *testing.T) {
 				}
 			}},
 		{name: "usage default", method: "GET", path: "/admin/api/usage", status: 200,
-			check: func(t *testing.T, f *fakeBackend, b []byte) {
-				l := list(t, b)
-				if len(l) != 1 || l[0]["name"] != "a" || l[0]["input_tokens"] != 30.0 || l[0]["errors"] != 1.0 {
-					t.Fatalf("rows %v", l)
-				}
-				if q := f.usageQuery; q.By != "upstream" || q.Ago != 24*time.Hour || !q.Since.IsZero() {
-					t.Fatalf("query %+v", q)
-				}
+			check: func(t *testing.T, _ *fakeBackend, b []byte) {
+				wantUsage(t, b, []admin.UsageRow{
+					{Name: "(none)", Requests: 1, Errors: 1},
+					{Name: "a", Requests: 2, InputTokens: 30, OutputTokens: 48, USD: (30*2.5 + 48*10) / 1e6, Errors: 1},
+					{Name: "b", Requests: 1, InputTokens: 5, OutputTokens: 5},
+				})
 			}},
 		{name: "usage since a duration by key", method: "GET", path: "/admin/api/usage?since=90m&by=key", status: 200,
-			check: func(t *testing.T, f *fakeBackend, _ []byte) {
-				if q := f.usageQuery; q.By != "key" || q.Ago != 90*time.Minute {
-					t.Fatalf("query %+v", q)
-				}
+			check: func(t *testing.T, _ *fakeBackend, b []byte) {
+				wantUsage(t, b, []admin.UsageRow{
+					{Name: "(none)", Requests: 1, Errors: 1},
+					{Name: "team", Requests: 1, InputTokens: 10, OutputTokens: 16, USD: (10*2.5 + 16*10) / 1e6},
+				})
 			}},
-		{name: "usage since a time", method: "GET", path: "/admin/api/usage?since=2025-05-01T00:00:00Z", status: 200,
-			check: func(t *testing.T, f *fakeBackend, _ []byte) {
-				if q := f.usageQuery; !q.Since.Equal(time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)) || q.Ago != 0 {
-					t.Fatalf("query %+v", q)
-				}
+		{name: "usage since a time by key", method: "GET", path: "/admin/api/usage?since=2025-05-01T00:00:00Z&by=key", status: 200,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) {
+				wantUsage(t, b, []admin.UsageRow{
+					{Name: "(none)", Requests: 1, Errors: 1},
+					{Name: "team", Requests: 4, InputTokens: 42, OutputTokens: 54, USD: (30*2.5 + 48*10) / 1e6, Errors: 1},
+				})
 			}},
+		{name: "usage since a time after every log", method: "GET", path: "/admin/api/usage?since=2025-06-02T00:00:00Z", status: 200,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantUsage(t, b, []admin.UsageRow{}) }},
 		{name: "usage bad since", method: "GET", path: "/admin/api/usage?since=yesterday", status: 400,
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "since", "RFC 3339") }},
 		{name: "usage bad by", method: "GET", path: "/admin/api/usage?by=model", status: 400,
@@ -573,7 +589,7 @@ func TestMethodNotAllowed(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.method+" "+c.path, func(t *testing.T) {
-			w := serve(t, newFakeBackend(), c.method, c.path, "", "Bearer "+token)
+			w := serve(t, newFakeBackend(t), c.method, c.path, "", "Bearer "+token)
 			if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != c.allow {
 				t.Fatalf("status %d Allow %q, want 405 and %q", w.Code, w.Header().Get("Allow"), c.allow)
 			}
@@ -592,7 +608,7 @@ func TestDashboard(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {
-			w := serve(t, newFakeBackend(), "GET", c.path, "", "") // no token needed
+			w := serve(t, newFakeBackend(t), "GET", c.path, "", "") // no token needed
 			if w.Code != 200 || !strings.Contains(w.Header().Get("Content-Type"), c.contentType) {
 				t.Fatalf("status %d Content-Type %q", w.Code, w.Header().Get("Content-Type"))
 			}
@@ -611,7 +627,7 @@ func TestDashboard(t *testing.T) {
 		})
 	}
 	for _, path := range []string{"/admin", "/"} {
-		w := serve(t, newFakeBackend(), "GET", path, "", "")
+		w := serve(t, newFakeBackend(t), "GET", path, "", "")
 		if w.Code/100 != 3 || w.Header().Get("Location") != "/admin/" {
 			t.Fatalf("GET %s: status %d Location %q, want a redirect to /admin/", path, w.Code, w.Header().Get("Location"))
 		}
@@ -631,9 +647,32 @@ func TestPprofNeedsTheToken(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if w := serve(t, &fakeBackend{}, http.MethodGet, tc.path, "", tc.auth); w.Code != tc.want {
+			if w := serve(t, newFakeBackend(t), http.MethodGet, tc.path, "", tc.auth); w.Code != tc.want {
 				t.Fatalf("status %d, want %d: %s", w.Code, tc.want, w.Body.String())
 			}
 		})
+	}
+}
+
+// wantUsage fails unless b, a GET /usage answer, is want, USD to within
+// rounding.
+func wantUsage(t *testing.T, b []byte, want []admin.UsageRow) {
+	t.Helper()
+	var got []admin.UsageRow
+	if err := json.Unmarshal(b, &got); err != nil || got == nil {
+		t.Fatalf("answer is not a JSON list of rows: %v\n%s", err, b)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("rows %+v, want %+v", got, want)
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if math.Abs(g.USD-w.USD) > 1e-12 {
+			t.Errorf("row %s: usd %v, want %v", g.Name, g.USD, w.USD)
+		}
+		g.USD, w.USD = 0, 0
+		if g != w {
+			t.Errorf("row %d = %+v, want %+v", i, g, w)
+		}
 	}
 }

@@ -3,31 +3,41 @@ package admin_test
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"sync"
+	"testing"
 	"time"
 
 	"switchyard/internal/admin"
+	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
+	"switchyard/internal/clock"
 	"switchyard/internal/config"
+	"switchyard/internal/store"
+	"switchyard/internal/store/sqlite"
 )
 
-// fakeBackend is an in-memory admin.Backend. It keeps what the handler
-// stores and records the queries it was asked.
+// fakeBackend is an admin.Service over a real in-memory SQLite store and a
+// fake gateway. The store holds upstreams "a" and "b", key "team", route
+// gpt-4o and the request logs of usageLogs.
 type fakeBackend struct {
-	mu        sync.Mutex // guards every field
-	upstreams map[string]config.Upstream
-	keys      map[string]config.Key
-	routes    map[string]config.Route
-	defaults  config.RouteSettings
-
-	decisionsLimit int
-	usageQuery     admin.UsageQuery
-	explainQuery   admin.ExplainQuery
-	changes        int
+	*fakeGateway
+	st    *sqlite.Store
+	svc   *admin.Service
+	clock *clock.Fake
 }
 
-var _ admin.Backend = (*fakeBackend)(nil)
+// fakeGateway is an in-memory admin.Gateway. It records what it was asked.
+type fakeGateway struct {
+	mu             sync.Mutex // guards every field
+	decisionsLimit int
+	explainQuery   admin.ExplainQuery
+	stateOf        []string // the upstreams State was given
+	reloads        int
+	forgotten      []string // ForgetUpstream's names
+}
+
+var _ admin.Gateway = (*fakeGateway)(nil)
 
 // upstreamSecret is the api_key of the fake's upstream "a"; it must never
 // appear in an admin answer.
@@ -36,10 +46,23 @@ const upstreamSecret = "sk-live-SECRETabcd1234"
 // teamSecret is the plaintext of the fake's key "team".
 const teamSecret = "sk-team-plaintext-0001"
 
-func newFakeBackend() *fakeBackend {
+// fakeNow is the fake's clock reading.
+var fakeNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// aPrice is the price of upstream "a".
+var aPrice = config.Price{InputPerMTok: 2.5, OutputPerMTok: 10}
+
+func newFakeBackend(t testing.TB) *fakeBackend {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, ":memory:")
+	if err != nil {
+		t.Fatalf("opening the store: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
 	a := config.DefaultUpstream()
 	a.Name, a.Provider, a.BaseURL, a.APIKey, a.Models = "a", config.ProviderOpenAI, "https://api.example.com/v1", upstreamSecret, []string{"gpt-4o"}
-	a.Weight = 3
+	a.Weight, a.Price = 3, aPrice
 	b := config.DefaultUpstream()
 	b.Name, b.Provider, b.BaseURL, b.Models, b.Priority = "b", config.ProviderOpenAICompatible, "http://10.0.0.2/v1", []string{"gpt-4o"}, 1
 	k := config.DefaultKey()
@@ -47,176 +70,111 @@ func newFakeBackend() *fakeBackend {
 	d := config.Default().Defaults
 	r := config.Route{Model: "gpt-4o", RouteSettings: d}
 	r.Retries = 1
-	return &fakeBackend{
-		upstreams: map[string]config.Upstream{"a": a, "b": b},
-		keys:      map[string]config.Key{"team": k},
-		routes:    map[string]config.Route{"gpt-4o": r},
-		defaults:  d,
-	}
-}
-
-func sortedValues[V any](m map[string]V) []V {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := make([]V, len(names))
-	for i, n := range names {
-		out[i] = m[n]
-	}
-	return out
-}
-
-func (f *fakeBackend) Upstreams(context.Context) ([]config.Upstream, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return sortedValues(f.upstreams), nil
-}
-
-func (f *fakeBackend) upstream(name string) (config.Upstream, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	u, ok := f.upstreams[name]
-	return u, ok
-}
-
-func (f *fakeBackend) CreateUpstream(_ context.Context, u config.Upstream) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.upstreams[u.Name]; ok {
-		return fmt.Errorf("upstream %q: %w", u.Name, admin.ErrConflict)
-	}
-	f.upstreams[u.Name] = u
-	f.changes++
-	return nil
-}
-
-func (f *fakeBackend) UpdateUpstream(_ context.Context, name string, edit func(config.Upstream) (config.Upstream, error)) (config.Upstream, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	cur, ok := f.upstreams[name]
-	if !ok {
-		return config.Upstream{}, fmt.Errorf("upstream %q: %w", name, admin.ErrNotFound)
-	}
-	u, err := edit(cur)
-	if err != nil {
-		return config.Upstream{}, err
-	}
-	f.upstreams[name] = u
-	f.changes++
-	return u, nil
-}
-
-func (f *fakeBackend) DeleteUpstream(_ context.Context, name string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.upstreams[name]; !ok {
-		return fmt.Errorf("upstream %q: %w", name, admin.ErrNotFound)
-	}
-	delete(f.upstreams, name)
-	f.changes++
-	return nil
-}
-
-func (f *fakeBackend) Keys(context.Context) ([]config.Key, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return sortedValues(f.keys), nil
-}
-
-func (f *fakeBackend) key(name string) (config.Key, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	k, ok := f.keys[name]
-	return k, ok
-}
-
-func (f *fakeBackend) CreateKey(_ context.Context, k config.Key) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.keys[k.Name]; ok {
-		return fmt.Errorf("key %q: %w", k.Name, admin.ErrConflict)
-	}
-	for name, other := range f.keys {
-		if other.KeySHA256 == k.KeySHA256 {
-			return config.Errors{{Path: "key", Msg: "same secret as key " + name}}
+	for _, err := range []error{
+		st.UpsertUpstream(ctx, a), st.UpsertUpstream(ctx, b), st.UpsertKey(ctx, k), st.UpsertRoute(ctx, r),
+		st.InsertRequestLogs(ctx, usageLogs()),
+	} {
+		if err != nil {
+			t.Fatalf("seeding the store: %v", err)
 		}
 	}
-	f.keys[k.Name] = k
-	f.changes++
-	return nil
+	f := &fakeBackend{fakeGateway: &fakeGateway{}, st: st, clock: clock.NewFake(fakeNow)}
+	f.svc = admin.NewService(admin.Options{Store: st, Gateway: f.fakeGateway, Clock: f.clock, Defaults: d, Affinity: config.Default().Affinity})
+	return f
 }
 
-func (f *fakeBackend) UpdateKey(_ context.Context, name string, edit func(config.Key) (config.Key, error)) (config.Key, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	cur, ok := f.keys[name]
-	if !ok {
-		return config.Key{}, fmt.Errorf("key %q: %w", name, admin.ErrNotFound)
+// usageLogs are the fake's request logs: by upstream, "a" has 2 requests
+// (30 input and 48 output tokens, 1 error) in the last 24 hours, "b" 1 at
+// 100 minutes ago and 1 more 30 hours ago, and 1 request no upstream
+// served (nor key made) an hour ago.
+func usageLogs() []store.RequestLog {
+	ago := func(d time.Duration) time.Time { return fakeNow.Add(-d) }
+	return []store.RequestLog{
+		{ID: "1", Time: ago(time.Hour), Key: "team", Upstream: "a", Status: 200, InputTokens: 10, OutputTokens: 16},
+		{ID: "2", Time: ago(2 * time.Hour), Key: "team", Upstream: "a", Status: 502, InputTokens: 20, OutputTokens: 32, ErrorClass: "server_error"},
+		{ID: "3", Time: ago(time.Hour), Status: 401, ErrorClass: "unauthorized"},
+		{ID: "4", Time: ago(100 * time.Minute), Key: "team", Upstream: "b", Status: 200, InputTokens: 5, OutputTokens: 5},
+		{ID: "5", Time: ago(30 * time.Hour), Key: "team", Upstream: "b", Status: 200, InputTokens: 7, OutputTokens: 1},
 	}
-	k, err := edit(cur)
+}
+
+// upstream returns the stored upstream called name.
+func (f *fakeBackend) upstream(name string) (config.Upstream, bool) {
+	ups, err := f.st.ListUpstreams(context.Background())
 	if err != nil {
-		return config.Key{}, err
+		panic(err)
 	}
-	f.keys[name] = k
-	f.changes++
-	return k, nil
+	i := slices.IndexFunc(ups, func(u config.Upstream) bool { return u.Name == name })
+	if i < 0 {
+		return config.Upstream{}, false
+	}
+	return ups[i], true
 }
 
-func (f *fakeBackend) DeleteKey(_ context.Context, name string) error {
+// key returns the stored key called name.
+func (f *fakeBackend) key(name string) (config.Key, bool) {
+	keys, err := f.st.ListKeys(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	i := slices.IndexFunc(keys, func(k config.Key) bool { return k.Name == name })
+	if i < 0 {
+		return config.Key{}, false
+	}
+	return keys[i], true
+}
+
+// route returns the stored route for model.
+func (f *fakeBackend) route(model string) (config.Route, bool) {
+	routes, err := f.st.ListRoutes(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	i := slices.IndexFunc(routes, func(r config.Route) bool { return r.Model == model })
+	if i < 0 {
+		return config.Route{}, false
+	}
+	return routes[i], true
+}
+
+// changed returns how many changes reached the gateway (its reloads).
+func (f *fakeGateway) changed() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if _, ok := f.keys[name]; !ok {
-		return fmt.Errorf("key %q: %w", name, admin.ErrNotFound)
-	}
-	delete(f.keys, name)
-	f.changes++
+	return f.reloads
+}
+
+func (f *fakeGateway) Reload(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reloads++
 	return nil
 }
 
-func (f *fakeBackend) Routes(context.Context) ([]config.Route, error) {
+func (f *fakeGateway) ForgetUpstream(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return sortedValues(f.routes), nil
+	f.forgotten = append(f.forgotten, name)
 }
 
-func (f *fakeBackend) RouteDefaults() config.RouteSettings { return f.defaults }
-
-func (f *fakeBackend) PutRoute(_ context.Context, r config.Route) (bool, error) {
+// State answers a fixed state, whatever the upstreams, and records their names.
+func (f *fakeGateway) State(ups []config.Upstream) admin.State {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	_, existed := f.routes[r.Model]
-	f.routes[r.Model] = r
-	f.changes++
-	return !existed, nil
-}
-
-func (f *fakeBackend) DeleteRoute(_ context.Context, model string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.routes[model]; !ok {
-		return fmt.Errorf("route %q: %w", model, admin.ErrNotFound)
+	f.stateOf = nil
+	for _, u := range ups {
+		f.stateOf = append(f.stateOf, u.Name)
 	}
-	delete(f.routes, model)
-	f.changes++
-	return nil
-}
-
-// fakeNow is the fake's clock reading.
-var fakeNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-
-func (f *fakeBackend) State(context.Context) (admin.State, error) {
+	f.mu.Unlock()
 	until := fakeNow.Add(30 * time.Second)
 	return admin.State{At: fakeNow, WindowSeconds: 300, Upstreams: []admin.UpstreamState{
 		{Name: "c", Tier: 1, Weight: 1, Active: true, Requests5m: 0, Breaker: admin.BreakerState{State: "closed"}},
 		{Name: "b", Tier: 0, Weight: 1, Active: true, Requests5m: 25, Errors5m: 5, RateLimited5m: 1, CooldownUntil: &until, Breaker: admin.BreakerState{State: "closed"}},
 		{Name: "a", Tier: 0, Weight: 3, Active: true, Requests5m: 75, Breaker: admin.BreakerState{State: "open", Open: true, Reason: "5 failures within 30s"}},
 		{Name: "d", Tier: 0, Weight: 5, Active: false, Breaker: admin.BreakerState{State: "closed"}},
-	}}, nil
+	}}
 }
 
-func (f *fakeBackend) Explain(q admin.ExplainQuery) (*balancer.Decision, error) {
+func (f *fakeGateway) Explain(q admin.ExplainQuery) (*balancer.Decision, error) {
 	f.mu.Lock()
 	f.explainQuery = q
 	f.mu.Unlock()
@@ -230,27 +188,25 @@ func (f *fakeBackend) Explain(q admin.ExplainQuery) (*balancer.Decision, error) 
 		Order: []string{"a", "b"}, Chosen: "a"}, nil
 }
 
-func (f *fakeBackend) Decisions(limit int) []*balancer.Decision {
+func (f *fakeGateway) Decisions(limit int) []*balancer.Decision {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.decisionsLimit = limit
 	return []*balancer.Decision{{RequestID: "req_1", Model: "gpt-4o", Order: []string{"a"}, Chosen: "a"}}
 }
 
-func (f *fakeBackend) Affinity(string) (any, error) { return nil, nil }
+// boundSession is the one session the fake has bindings for.
+const boundSession = "s-bound"
 
-func (f *fakeBackend) DeleteAffinity(string) (int, error) { return 2, nil }
-
-func (f *fakeBackend) Usage(_ context.Context, q admin.UsageQuery) ([]admin.UsageRow, bool, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.usageQuery = q
-	rows := []admin.UsageRow{{Name: "a", Requests: 3, InputTokens: 30, OutputTokens: 48, USD: 0.001, Errors: 1}}
-	return rows, q.By == "key", nil
+func (f *fakeGateway) Bindings(session string) []affinity.Binding {
+	if session != boundSession {
+		return nil
+	}
+	return []affinity.Binding{{
+		Key:       affinity.Key{APIKey: "team", Route: "gpt-4o", Session: boundSession},
+		Upstream:  "a",
+		CreatedAt: fakeNow.Add(-time.Minute), LastUsed: fakeNow, ExpiresAt: fakeNow.Add(5 * time.Minute),
+	}}
 }
 
-func (f *fakeBackend) changed() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.changes
-}
+func (f *fakeGateway) ForgetSession(string) int { return 2 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/config"
 )
@@ -14,7 +15,7 @@ import (
 // The live endpoints: /state, /explain, /decisions, /affinity and /usage.
 
 func (h *handler) state(w http.ResponseWriter, r *http.Request) {
-	st, err := h.b.State(r.Context())
+	st, err := h.s.State(r.Context())
 	if err != nil {
 		h.writeErr(w, r, "state", err)
 		return
@@ -51,7 +52,7 @@ func (h *handler) explain(w http.ResponseWriter, r *http.Request) {
 		h.writeErr(w, r, "explain query", errs)
 		return
 	}
-	d, err := h.b.Explain(eq)
+	d, err := h.s.Explain(eq)
 	if err != nil {
 		h.writeErr(w, r, "explain query", err)
 		return
@@ -69,7 +70,7 @@ func (h *handler) decisions(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = min(n, MaxDecisions)
 	}
-	ds := h.b.Decisions(limit)
+	ds := h.s.Decisions(limit)
 	if ds == nil {
 		ds = []*balancer.Decision{}
 	}
@@ -81,13 +82,9 @@ func (h *handler) affinity(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	bindings, err := h.b.Affinity(session)
-	if err != nil {
-		h.writeErr(w, r, "affinity query", err)
-		return
-	}
+	bindings := h.s.Affinity(session)
 	if bindings == nil {
-		bindings = []any{}
+		bindings = []affinity.Binding{}
 	}
 	writeJSON(w, http.StatusOK, bindings)
 }
@@ -97,11 +94,7 @@ func (h *handler) deleteAffinity(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	n, err := h.b.DeleteAffinity(session)
-	if err != nil {
-		h.writeErr(w, r, "affinity query", err)
-		return
-	}
+	n := h.s.DeleteAffinity(session)
 	h.log.Info("admin: affinity deleted", "session", session, "bindings", n)
 	writeJSON(w, http.StatusOK, map[string]int{"deleted": n})
 }
@@ -140,16 +133,13 @@ func (h *handler) usage(w http.ResponseWriter, r *http.Request) {
 		h.writeErr(w, r, "usage query", errs)
 		return
 	}
-	rows, truncated, err := h.b.Usage(r.Context(), uq)
+	rows, err := h.s.Usage(r.Context(), uq)
 	if err != nil {
 		h.writeErr(w, r, "usage query", err)
 		return
 	}
 	if rows == nil {
 		rows = []UsageRow{}
-	}
-	if truncated {
-		w.Header().Set("X-Switchyard-Truncated", "true")
 	}
 	writeJSON(w, http.StatusOK, rows)
 }

@@ -36,7 +36,7 @@ func TestSecurityTokenOnlyAsBearerHeader(t *testing.T) {
 		{"token in a cookie", "", [][2]string{{"Cookie", "token=" + token + "; admin_token=" + token}}, http.StatusUnauthorized},
 		{"token as x-api-key", "", [][2]string{{"X-Api-Key", token}}, http.StatusUnauthorized},
 	}
-	h := admin.New(newFakeBackend(), token, nil)
+	h := admin.New(newFakeBackend(t).svc, token, nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodGet, "/admin/api/state"+tt.query, nil)
@@ -128,7 +128,7 @@ func checkConstantTime(t *testing.T, file, fn string) {
 func TestSecurityDashboardHeaders(t *testing.T) {
 	for _, path := range []string{"/admin/", "/admin/index.html", "/admin/app.js", "/admin/style.css", "/admin/missing.js"} {
 		t.Run(path, func(t *testing.T) {
-			w := serve(t, newFakeBackend(), http.MethodGet, path, "", "")
+			w := serve(t, newFakeBackend(t), http.MethodGet, path, "", "")
 			h := w.Header()
 			csp := h.Get("Content-Security-Policy")
 			for _, want := range []string{"default-src 'none'", "script-src 'self'", "frame-ancestors 'none'"} {

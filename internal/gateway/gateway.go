@@ -92,8 +92,8 @@ type Gateway struct {
 	stats    state.Stats    // live statistics, counting into traffic (initTraffic)
 	traffic  *admin.Traffic // recent attempts, failures and 429s per upstream, for the admin API
 
-	reloadMu sync.Mutex // serialises Reload
-	editMu   sync.Mutex // serialises admin API changes: read the store, validate, write, Reload
+	reloadMu sync.Mutex     // serialises Reload
+	admin    *admin.Service // the admin API's domain; one per gateway, so that its changes serialise
 	stop     context.CancelFunc
 	bg       sync.WaitGroup // background loops (the request-log writer)
 
@@ -197,6 +197,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	g.prober = health.NewProber(cfg.Health, opts.Clock, rand.New(rand.NewPCG(opts.Seed, 0x9e3779b9)), g.breakers,
 		func(ctx context.Context, name string) error { return g.proxy.Probe(ctx, name, cfg.Health.Probe) },
 		g.proxy.ActiveUpstreams)
+	g.admin = g.newAdminService()
 	g.runShared(bgCtx)
 	g.bg.Add(2)
 	go func() {

@@ -90,6 +90,9 @@ func (f *fakeStore) Close() error                                       { return
 func (f *fakeStore) RecentRequestLogs(context.Context, int) ([]store.RequestLog, error) {
 	return nil, nil
 }
+func (f *fakeStore) UsageTotals(context.Context, time.Time) ([]store.UsageTotal, error) {
+	return nil, nil
+}
 func (f *fakeStore) AddSpend(context.Context, []store.SpendDelta) error { return nil }
 func (f *fakeStore) LoadSpend(context.Context, time.Time) ([]store.SpendTotal, error) {
 	return nil, nil

@@ -79,6 +79,12 @@ type Store interface {
 	// RecentRequestLogs returns at most limit logs, newest (by Time) first.
 	// A limit ≤ 0 returns none.
 	RecentRequestLogs(ctx context.Context, limit int) ([]RequestLog, error)
+	// UsageTotals adds up, in the database, the request logs whose Time is
+	// at or after since (to the nanosecond; a log with the zero Time is
+	// never counted): one total per (Upstream, Key) pair that has a log,
+	// ordered by upstream, then key. Grouping by both lets a caller price
+	// tokens per upstream and still total by key. It never returns nil.
+	UsageTotals(ctx context.Context, since time.Time) ([]UsageTotal, error)
 
 	// AddSpend adds every delta's USD to the total stored under its
 	// (Scope, Name, PeriodStart), creating the total when missing, in one
@@ -150,6 +156,24 @@ type RequestLog struct {
 	ErrorClass string `json:"error_class,omitempty"`
 	// Error is a short, secret-free error message; "" on success.
 	Error string `json:"error,omitempty"`
+}
+
+// UsageTotal is what the request logs of one (Upstream, Key) pair add up to
+// over a period (Store.UsageTotals).
+type UsageTotal struct {
+	// Upstream is the name of the upstream that served the requests' last
+	// attempts; "" for requests no upstream served.
+	Upstream string `json:"upstream"`
+	// Key is the name of the client key that made the requests; "" when
+	// none did (e.g. an invalid key).
+	Key string `json:"key"`
+	// Requests counts the logs.
+	Requests int64 `json:"requests"`
+	// Errors counts the logs with an ErrorClass.
+	Errors int64 `json:"errors"`
+	// InputTokens and OutputTokens are the sums of the logs' token counts.
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
 }
 
 // SpendDelta is USD spent since the last write, to be added to a stored

@@ -1,0 +1,161 @@
+package admin
+
+import (
+	"fmt"
+	"net/http"
+
+	"switchyard/internal/config"
+)
+
+// The /upstreams endpoints.
+
+// upstreamView is u as the API shows it: the api_key replaced by its hint.
+func upstreamView(u config.Upstream) (tree, error) {
+	u.APIKey = redactSecret(u.APIKey)
+	return toWire(u)
+}
+
+func (h *handler) listUpstreams(w http.ResponseWriter, r *http.Request) {
+	ups, err := h.s.Upstreams(r.Context())
+	if err != nil {
+		h.writeErr(w, r, "upstreams", err)
+		return
+	}
+	out := make([]tree, 0, len(ups))
+	for _, u := range ups {
+		v, err := upstreamView(u)
+		if err != nil {
+			h.writeErr(w, r, "upstreams", err)
+			return
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (h *handler) getUpstream(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	ups, err := h.s.Upstreams(r.Context())
+	if err != nil {
+		h.writeErr(w, r, "upstream", err)
+		return
+	}
+	for _, u := range ups {
+		if u.Name == name {
+			h.writeUpstream(w, r, http.StatusOK, u)
+			return
+		}
+	}
+	h.writeErr(w, r, "upstream", fmt.Errorf("upstream %q: %w", name, ErrNotFound))
+}
+
+func (h *handler) createUpstream(w http.ResponseWriter, r *http.Request) {
+	body, err := readObject(w, r)
+	if err != nil {
+		h.writeErr(w, r, "upstream", err)
+		return
+	}
+	u, err := buildUpstream(nil, body, nil)
+	if err == nil {
+		err = h.s.CreateUpstream(r.Context(), u)
+	}
+	if err != nil {
+		h.writeErr(w, r, "upstream", err)
+		return
+	}
+	h.log.Info("admin: upstream created", "upstream", u.Name)
+	h.writeUpstream(w, r, http.StatusCreated, u)
+}
+
+func (h *handler) replaceUpstream(w http.ResponseWriter, r *http.Request) {
+	h.updateUpstream(w, r, false)
+}
+
+func (h *handler) patchUpstream(w http.ResponseWriter, r *http.Request) {
+	h.updateUpstream(w, r, true)
+}
+
+// updateUpstream answers PUT (merge false) and PATCH (merge true).
+func (h *handler) updateUpstream(w http.ResponseWriter, r *http.Request, merge bool) {
+	name := r.PathValue("name")
+	body, err := readObject(w, r)
+	if err != nil {
+		h.writeErr(w, r, "upstream", err)
+		return
+	}
+	if _, ok := body["name"]; !ok && !merge {
+		body["name"] = name
+	}
+	u, err := h.s.UpdateUpstream(r.Context(), name, func(cur config.Upstream) (config.Upstream, error) {
+		var base tree
+		if merge {
+			var err error
+			if base, err = toWire(cur); err != nil {
+				return cur, err
+			}
+		}
+		return buildUpstream(base, body, &cur)
+	})
+	if err != nil {
+		h.writeErr(w, r, "upstream", err)
+		return
+	}
+	h.log.Info("admin: upstream updated", "upstream", name, "fields", fieldList(body))
+	h.writeUpstream(w, r, http.StatusOK, u)
+}
+
+func (h *handler) deleteUpstream(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := h.s.DeleteUpstream(r.Context(), name); err != nil {
+		h.writeErr(w, r, "upstream", err)
+		return
+	}
+	h.log.Info("admin: upstream deleted", "upstream", name)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *handler) writeUpstream(w http.ResponseWriter, r *http.Request, status int, u config.Upstream) {
+	v, err := upstreamView(u)
+	if err != nil {
+		h.writeErr(w, r, "upstream", err)
+		return
+	}
+	writeJSON(w, status, v)
+}
+
+// buildUpstream makes the upstream a request asks for: body merged into base
+// (the stored upstream's tree for a PATCH; nil, meaning the defaults, for a
+// POST or PUT), missing fields from the defaults, then decoded and
+// validated. With stored (PUT, PATCH), an api_key that is absent or equal
+// to the stored key's hint keeps the stored key, so a client may send back
+// what it read.
+func buildUpstream(base, body tree, stored *config.Upstream) (config.Upstream, error) {
+	defaults, err := toWire(config.DefaultUpstream())
+	if err != nil {
+		return config.Upstream{}, err
+	}
+	if base == nil {
+		if base, err = toWire(config.DefaultUpstream()); err != nil {
+			return config.Upstream{}, err
+		}
+	}
+	merged := mergePatch(base, body).(tree)
+	fillMissing(merged, defaults)
+	if stored != nil {
+		given, ok := body["api_key"]
+		if hint := redactSecret(stored.APIKey); !ok || (hint != "" && given == hint) {
+			merged["api_key"] = stored.APIKey
+		}
+	}
+	u, errs := fromWire[config.Upstream](merged)
+	if len(errs) == 0 {
+		errs = u.Validate()
+	}
+	if stored != nil && u.Name != stored.Name && !hasPath(errs, "name") {
+		errs = append(errs, config.FieldError{Path: "name", Msg: fmt.Sprintf("must be %q, the name in the path (an upstream cannot be renamed)", stored.Name)})
+	}
+	if len(errs) > 0 {
+		return u, errs
+	}
+	return u, nil
+}
