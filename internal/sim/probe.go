@@ -13,17 +13,17 @@ import (
 // refused) or a hang (health.timeout). Its RTT is the latency the
 // weighted-random strategy scores. Probes stop when the traffic does.
 func (r *run) probe(u *upstreamSim) {
-	now := r.eng.now
+	now := r.sched.now
 	if now >= r.sc.Duration {
 		return
 	}
 	interval := r.cfg.Health.Interval
 	next := time.Duration(float64(interval) * (0.9 + 0.2*r.probeRng.Float64()))
 	if ok, _ := r.breakers.Acquire(u.cfg.Name); !ok {
-		if until := r.breakers.View(u.cfg.Name).Until; until.After(r.eng.clk.Now()) {
-			next = min(next, until.Sub(r.eng.clk.Now()))
+		if until := r.breakers.View(u.cfg.Name).Until; until.After(r.sched.Now()) {
+			next = min(next, until.Sub(r.sched.Now()))
 		}
-		r.eng.schedule(next, event{kind: evProbe, ref: u.idx})
+		r.sched.AfterFunc(next, func() { r.probe(u) })
 		return
 	}
 	timeout := r.cfg.Health.Timeout
@@ -36,12 +36,8 @@ func (r *run) probe(u *upstreamSim) {
 		rtt, ok = timeout, false
 	}
 	u.probeRTT = rtt
-	var gen uint32
-	if ok {
-		gen = 1
-	}
-	r.eng.schedule(rtt, event{kind: evProbeDone, ref: u.idx, gen: gen})
-	r.eng.schedule(next, event{kind: evProbe, ref: u.idx})
+	r.sched.AfterFunc(rtt, func() { r.probeDone(u, ok) })
+	r.sched.AfterFunc(next, func() { r.probe(u) })
 }
 
 // probeDone records a probe's outcome like the prober does.

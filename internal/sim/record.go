@@ -97,16 +97,16 @@ func (r *recorder) request(q *request, now time.Duration, label string, ttft tim
 	r.labels[label]++
 	c := &r.client
 	c.requests++
-	c.attempts += int64(q.attempts)
-	if q.attempts > 1 {
-		c.failovers += int64(q.attempts - 1)
+	c.attempts += int64(q.log.Attempts)
+	if q.log.Attempts > 1 {
+		c.failovers += int64(q.log.Attempts - 1)
 	}
 	if label != clientOK {
 		r.failed[b]++
 		return
 	}
 	c.succeeded++
-	if q.attempts > 1 {
+	if q.log.Attempts > 1 {
 		c.rescued++
 	}
 	r.lat[b] = append(r.lat[b], float32(ms(now-q.start)))

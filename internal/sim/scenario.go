@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"os"
+	"switchyard/internal/codec"
+	adapters "switchyard/internal/provider"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -198,7 +200,7 @@ func (s *Scenario) applyDefaults(cfg *config.Config) {
 		if u.Headers == "" {
 			u.Headers = HeadersOpenAI
 			for _, cu := range cfg.Upstreams {
-				if cu.Name == name && cu.Provider == config.ProviderAnthropic {
+				if cu.Name == name && speaksAnthropic(cu) {
 					u.Headers = HeadersAnthropic
 				}
 			}
@@ -233,4 +235,11 @@ func defaultBucket(d time.Duration) time.Duration {
 		}
 	}
 	return 2 * time.Hour
+}
+
+// speaksAnthropic reports whether u's provider speaks the Anthropic
+// protocol, whose rate-limit headers its model then sends.
+func speaksAnthropic(u config.Upstream) bool {
+	p, ok := adapters.Builtin().Lookup(u.Provider)
+	return ok && p.New(u.Adapter()).Family() == codec.FamilyAnthropic
 }

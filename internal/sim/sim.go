@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"time"
 
 	"switchyard/internal/affinity"
@@ -27,87 +28,74 @@ const (
 )
 
 // upstreamSim is one upstream of the run: its config, its provider model
-// and the simulator's share of the gateway state that blocks in serve (the
-// FIFO of requests waiting for a slot, the prober's last RTT).
+// and the simulated prober's last RTT.
 type upstreamSim struct {
 	idx       int
 	cfg       config.Upstream
 	prov      *provider
-	queue     []*request
 	latencyMs float64       // last successful probe RTT; 0 = unknown
 	probeRTT  time.Duration // the RTT of the probe in flight
 }
 
-// run is one simulation: the scenario, the engine, the gateway's real
-// components on the engine's fake clock, and what is being recorded.
+// modelFamily says which client protocol a model's requests use: the
+// OpenAI one unless only Anthropic upstreams serve it.
+type modelFamily struct{ anthropic bool }
+
+// run is one simulation: the scenario, the scheduler, the gateway's real
+// request path on the scheduler's virtual clock, and what is being recorded.
 type run struct {
-	sc   *Scenario
-	cfg  *config.Config
-	eng  *engine
-	srv  *proxy.Server
-	key  *config.Key
-	ups  []*upstreamSim // by (priority, name)
-	byUp map[string]*upstreamSim
+	sc     *Scenario
+	cfg    *config.Config
+	sched  *sched
+	srv    *proxy.Server
+	key    *config.Key
+	auth   []string       // the Authorization header the simulated clients send
+	ups    []*upstreamSim // by (priority, name)
+	byUp   map[string]*upstreamSim
+	family map[string]modelFamily
 
 	breakers *health.Breakers
-	slots    *limits.Slots
-	limiter  *limits.Limiter
-	stats    *state.Memory
-	spend    *limits.Spend
-	keyRPM   *limits.KeyLimiter
-	budget   *limits.RetryBudget
-	sessions *affinity.Table
+	reqs     uint64
 
 	phases   []*phaseGen
 	probeRng *rand.Rand
 	rec      *recorder
 }
 
-// Run simulates sc against cfg with seed and returns the report. Nothing
-// runs concurrently and nothing sleeps: the whole run is one event loop.
+// Run simulates sc against cfg with seed and returns the report. Every
+// request goes through the gateway's real handler and attempt loop, one at
+// a time, in virtual time (sched): nothing sleeps and no socket is opened.
 func Run(cfg *config.Config, sc *Scenario, seed uint64) (*Report, error) {
 	r, err := newRun(cfg, sc, seed)
 	if err != nil {
 		return nil, err
 	}
 	for i := range r.phases {
-		r.eng.schedule(*sc.Traffic[i].Start, event{kind: evArrival, ref: i})
+		r.sched.AfterFunc(*sc.Traffic[i].Start, func() { r.arrive(i) })
 	}
 	if cfg.Health.Interval > 0 {
 		for _, u := range r.ups {
-			r.eng.schedule(0, event{kind: evProbe, ref: u.idx})
+			r.sched.AfterFunc(0, func() { r.probe(u) })
 		}
 	}
-	r.eng.run(r.handle)
+	r.sched.run()
+	r.sched.stop()
 	return r.report(seed), nil
 }
 
 func newRun(cfg *config.Config, sc *Scenario, seed uint64) (*run, error) {
-	eng := newEngine(epoch)
-	clk := eng.clk
+	sch := newSched(epoch)
 	r := &run{
-		sc: sc, cfg: cfg, eng: eng, byUp: map[string]*upstreamSim{},
-		slots: limits.NewSlotsWithClock(clk), limiter: limits.NewLimiter(clk),
-		stats: state.NewMemory(state.DefaultWindow), spend: limits.NewSpend(clk),
-		keyRPM: limits.NewKeyLimiter(clk), budget: limits.NewRetryBudget(clk, cfg.Defaults.RetryBudget),
-		sessions: affinity.NewTable(cfg.Affinity.MaxEntries, clk),
+		sc: sc, cfg: cfg, sched: sch, byUp: map[string]*upstreamSim{}, family: map[string]modelFamily{},
 		probeRng: rand.New(rand.NewPCG(seed, streamProbe)),
 	}
-	for i := range cfg.Keys {
-		if cfg.Keys[i].Name == sc.Key {
-			r.key = &cfg.Keys[i]
-		}
-	}
-	var names []string
 	for _, u := range cfg.Upstreams {
 		if m, ok := sc.Upstreams[u.Name]; ok {
 			h := fnv.New64a()
 			h.Write([]byte(u.Name))
 			rng := rand.New(rand.NewPCG(seed, streamProvider^h.Sum64()))
 			r.ups = append(r.ups, &upstreamSim{cfg: u, prov: newProvider(m, rng, epoch)})
-			names = append(names, u.Name)
 		}
-		r.limiter.Configure(u.Name, u.RateLimit.RPM, u.RateLimit.TPM)
 	}
 	sort.SliceStable(r.ups, func(i, j int) bool {
 		a, b := r.ups[i].cfg, r.ups[j].cfg
@@ -121,21 +109,25 @@ func newRun(cfg *config.Config, sc *Scenario, seed uint64) (*run, error) {
 		r.byUp[u.cfg.Name] = u
 	}
 	r.rec = newRecorder(sc, r.ups)
-	r.breakers = health.NewBreakers(cfg.Circuit, clk, health.WithOnTransition(func(name string, _, to health.State, _ string) {
+	r.breakers = health.NewBreakers(cfg.Circuit, sch, health.WithOnTransition(func(name string, _, to health.State, _ string) {
 		if u := r.byUp[name]; u != nil {
-			r.rec.breaker(u.idx, eng.now, to)
+			r.rec.breaker(u.idx, sch.now, to)
 		}
 	}))
-	cat, err := proxy.NewCatalog(proxy.CatalogInput{
-		Upstreams: cfg.Upstreams, Keys: cfg.Keys, Routes: cfg.Routes, Defaults: cfg.Defaults,
-		Affinity: cfg.Affinity, Seed: seed, Now: clk.Now, Clock: clk,
-	})
+	cat, err := r.catalog(seed)
 	if err != nil {
-		return nil, fmt.Errorf("building the routing table: %w", err)
+		return nil, err
+	}
+	limiter := limits.NewLimiter(sch)
+	for _, u := range cfg.Upstreams {
+		limiter.Configure(u.Name, u.RateLimit.RPM, u.RateLimit.TPM)
 	}
 	r.srv = proxy.New(proxy.Options{
-		Clock: clk, Breakers: r.breakers, Slots: r.slots, Stats: r.stats, Limiter: r.limiter,
-		Spend: r.spend, KeyRPM: r.keyRPM, Affinity: r.sessions,
+		Clock: sch, Transport: transport{r}, Breakers: r.breakers, Slots: limits.NewSlotsWithClock(sch),
+		Stats: recordingStats{Memory: state.NewMemory(state.DefaultWindow), r: r}, Limiter: limiter,
+		Spend: limits.NewSpend(sch), KeyRPM: limits.NewKeyLimiter(sch),
+		Affinity: affinity.NewTable(cfg.Affinity.MaxEntries, sch),
+		Logs:     logSink{r}, OnDecision: r.decision,
 		Latency: func(name string) float64 {
 			if u := r.byUp[name]; u != nil {
 				return u.latencyMs
@@ -149,26 +141,43 @@ func newRun(cfg *config.Config, sc *Scenario, seed uint64) (*run, error) {
 	return r, nil
 }
 
-// handle dispatches one event.
-func (r *run) handle(ev event) {
-	switch ev.kind {
-	case evArrival:
-		r.arrive(ev.ref)
-	case evTurn:
-		r.begin(ev.req)
-	case evReplan:
-		r.tryModel(ev.req)
-	case evAttempt:
-		if ev.gen == ev.req.gen {
-			r.attemptDone(ev.req)
+// catalog builds the gateway's routing table for the run: every modelled
+// upstream points at the simulated transport, and the clients authenticate
+// with the scenario's key (or an unrestricted one).
+func (r *run) catalog(seed uint64) (*proxy.Catalog, error) {
+	cfg := r.cfg
+	ups := make([]config.Upstream, 0, len(cfg.Upstreams))
+	for _, u := range cfg.Upstreams {
+		if s := r.byUp[u.Name]; s != nil {
+			u.BaseURL = simHost + strconv.Itoa(s.idx)
 		}
-	case evQueueWait:
-		if ev.gen == ev.req.gen {
-			r.queueExpired(ev.req)
+		ups = append(ups, u)
+		anthropic := speaksAnthropic(u)
+		for _, m := range u.Models {
+			f, seen := r.family[m]
+			r.family[m] = modelFamily{anthropic: anthropic && (!seen || f.anthropic)}
 		}
-	case evProbe:
-		r.probe(r.ups[ev.ref])
-	case evProbeDone:
-		r.probeDone(r.ups[ev.ref], ev.gen == 1)
 	}
+	var keys []config.Key
+	secret := "sk-" + simKey
+	for _, k := range cfg.Keys {
+		if k.Name == r.sc.Key {
+			k.Key, k.KeySHA256, secret = "sk-sim-"+k.Name, "", "sk-sim-"+k.Name
+			kk := k
+			r.key = &kk
+			keys = append(keys, k)
+		}
+	}
+	if r.key == nil {
+		keys = append(keys, config.Key{Name: simKey, Key: secret})
+	}
+	r.auth = []string{"Bearer " + secret}
+	cat, err := proxy.NewCatalog(proxy.CatalogInput{
+		Upstreams: ups, Keys: keys, Routes: cfg.Routes, Defaults: cfg.Defaults,
+		Affinity: cfg.Affinity, Seed: seed, Now: r.sched.Now, Clock: r.sched,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("building the routing table: %w", err)
+	}
+	return cat, nil
 }

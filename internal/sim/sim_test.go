@@ -14,8 +14,20 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const examples = "../../examples/scenarios/"
 
-// simulate loads a config and a scenario and runs them with seed.
+// simulate loads a config and a scenario and runs them with seed. Under
+// the race detector it skips the test: a scenario of tens of thousands of
+// requests takes minutes there, and .ci/run runs these tests without it
+// (TestSchedTasks and TestRaceSmoke cover the scheduler under it).
 func simulate(t *testing.T, cfgPath, scenarioPath string, seed uint64) *Report {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("a whole scenario under -race is too slow; .ci/run runs it without -race")
+	}
+	return simulateAlways(t, cfgPath, scenarioPath, seed)
+}
+
+// simulateAlways is simulate without the skip.
+func simulateAlways(t *testing.T, cfgPath, scenarioPath string, seed uint64) *Report {
 	t.Helper()
 	cfg := loadConfig(t, cfgPath)
 	sc, err := LoadScenario(scenarioPath, cfg)
@@ -38,14 +50,24 @@ func files(t *testing.T, rp *Report) map[string][]byte {
 	return fs
 }
 
+// TestRaceSmoke runs the scenario that touches every path once, under the
+// race detector too: every request's goroutine hands control to the next
+// through the scheduler, and the detector sees each handoff.
+func TestRaceSmoke(t *testing.T) {
+	rp := simulateAlways(t, "testdata/mixed.config.yaml", "testdata/mixed.yaml", 1)
+	if rp.Summary.Overall.Requests < 1000 {
+		t.Fatalf("only %d requests", rp.Summary.Overall.Requests)
+	}
+}
+
 // TestDeterminism runs the scenario that touches every path (tiers, a slot
 // queue, limits with and without headers, fallback models, sessions,
 // probes, outages, brown-outs and hangs) three times.
 func TestDeterminism(t *testing.T) {
-	run := func(seed uint64) map[string][]byte {
+	once := func(seed uint64) map[string][]byte {
 		return files(t, simulate(t, "testdata/mixed.config.yaml", "testdata/mixed.yaml", seed))
 	}
-	a, b, c := run(1), run(1), run(2)
+	a, b, c := once(1), once(1), once(2)
 	names := make([]string, 0, len(a))
 	for n := range a {
 		names = append(names, n)

@@ -26,7 +26,7 @@ func (g *phaseGen) gap() time.Duration {
 // conversation (nil: a new arrival, which may start one).
 func (g *phaseGen) newRequest(idx int, now time.Duration, sess *session) *request {
 	p := g.p
-	q := &request{phase: idx, start: now, sess: sess, maxTok: int64(p.MaxTokens)}
+	q := &request{phase: idx, start: now, sess: sess, maxTok: int64(p.MaxTokens), model: p.Model}
 	q.stream = g.rng.Float64() < p.StreamShare
 	if sess == nil && p.Sessions.Share > 0 && g.rng.Float64() < p.Sessions.Share {
 		g.sessions++
@@ -44,8 +44,6 @@ func (g *phaseGen) newRequest(idx int, now time.Duration, sess *session) *reques
 	}
 	q.prompt = prompt
 	q.bodyLen = 4*prompt + 120 // JSON around a prompt of ~4 bytes per token
-	q.est = q.bodyLen/4 + q.maxTok
-	q.models = append(q.models, p.Model)
 	return q
 }
 
@@ -53,12 +51,12 @@ func (g *phaseGen) newRequest(idx int, now time.Duration, sess *session) *reques
 // next instant while the phase lasts.
 func (r *run) arrive(idx int) {
 	g := r.phases[idx]
-	now := r.eng.now
+	now := r.sched.now
 	for range g.p.Burst {
 		r.begin(g.newRequest(idx, now, nil))
 	}
 	if next := now + g.gap(); next < *g.p.Start+g.p.Duration && next < r.sc.Duration {
-		r.eng.schedule(next-now, event{kind: evArrival, ref: idx})
+		r.sched.AfterFunc(next-now, func() { r.arrive(idx) })
 	}
 }
 
@@ -71,10 +69,10 @@ func (r *run) nextTurn(q *request) {
 	}
 	g := r.phases[q.phase]
 	think := g.p.Sessions.ThinkTime.sample(g.rng)
-	at := r.eng.now + think
+	at := r.sched.now + think
 	if at >= r.sc.Duration {
 		return
 	}
 	next := g.newRequest(q.phase, at, s)
-	r.eng.schedule(think, event{kind: evTurn, req: next})
+	r.sched.AfterFunc(think, func() { r.begin(next) })
 }
