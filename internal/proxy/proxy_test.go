@@ -19,6 +19,7 @@ import (
 	"switchyard/internal/config"
 	"switchyard/internal/health"
 	"switchyard/internal/limits"
+	"switchyard/internal/provider"
 	"switchyard/internal/store"
 )
 
@@ -64,6 +65,8 @@ type fixtureOpts struct {
 	routes   []config.Route
 	defaults *config.RouteSettings
 	circuit  *config.Circuit
+	// providers, when set, resolves provider names instead of the built-in registry.
+	providers *provider.Registry
 }
 
 func newFixture(t *testing.T, ups []config.Upstream, o fixtureOpts) *fixture {
@@ -86,7 +89,8 @@ func newFixture(t *testing.T, ups []config.Upstream, o fixtureOpts) *fixture {
 			o.routes[i].RouteSettings = cfg.Defaults
 		}
 	}
-	cat, err := NewCatalog(CatalogInput{Upstreams: ups, Keys: keys, Routes: o.routes, Defaults: cfg.Defaults, Seed: 1, Now: fc.Now})
+	cat, err := NewCatalog(CatalogInput{Upstreams: ups, Keys: keys, Routes: o.routes, Defaults: cfg.Defaults, Seed: 1, Now: fc.Now,
+		Clock: fc, Providers: o.providers})
 	if err != nil {
 		t.Fatal(err)
 	}
