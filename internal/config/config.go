@@ -16,10 +16,10 @@ import (
 
 // Providers an upstream may speak.
 const (
-	ProviderOpenAI           = "openai"
-	ProviderOpenAICompatible = "openai-compatible"
-	ProviderAzureOpenAI      = "azure-openai"
-	ProviderAnthropic        = "anthropic"
+	ProviderOpenAI           = provider.NameOpenAI
+	ProviderOpenAICompatible = provider.NameOpenAICompatible
+	ProviderAzureOpenAI      = provider.NameAzureOpenAI
+	ProviderAnthropic        = provider.NameAnthropic
 )
 
 // Balancing strategies a route may select (DESIGN.md §4). The balancer's

@@ -24,10 +24,10 @@ var (
 	_ Endpoint = (*anthropicEndpoint)(nil)
 )
 
-func (Anthropic) Name() string { return "anthropic" }
+func (Anthropic) Name() string { return NameAnthropic }
 
 func (Anthropic) Check(u Upstream) []Problem {
-	return append(requireKey("anthropic", u), checkDatedVersion(u)...)
+	return append(requireKey(NameAnthropic, u), checkDatedVersion(u)...)
 }
 
 func (Anthropic) New(u Upstream) Endpoint {

@@ -23,10 +23,10 @@ var (
 	_ Endpoint = (*azureEndpoint)(nil)
 )
 
-func (AzureOpenAI) Name() string { return "azure-openai" }
+func (AzureOpenAI) Name() string { return NameAzureOpenAI }
 
 func (AzureOpenAI) Check(u Upstream) []Problem {
-	ps := requireKey("azure-openai", u)
+	ps := requireKey(NameAzureOpenAI, u)
 	return append(ps, checkDatedVersion(u)...)
 }
 

@@ -26,13 +26,13 @@ var (
 	_ Endpoint = (*bearerEndpoint)(nil)
 )
 
-func (OpenAI) Name() string { return "openai" }
+func (OpenAI) Name() string { return NameOpenAI }
 
-func (OpenAI) Check(u Upstream) []Problem { return requireKey("openai", u) }
+func (OpenAI) Check(u Upstream) []Problem { return requireKey(NameOpenAI, u) }
 
 func (OpenAI) New(u Upstream) Endpoint { return newBearer(u, false) }
 
-func (OpenAICompatible) Name() string { return "openai-compatible" }
+func (OpenAICompatible) Name() string { return NameOpenAICompatible }
 
 func (OpenAICompatible) Check(Upstream) []Problem { return nil }
 

@@ -15,6 +15,14 @@ import (
 	"switchyard/internal/outcome"
 )
 
+// The names of the built-in providers, the config's `provider` values.
+const (
+	NameOpenAI           = "openai"
+	NameOpenAICompatible = "openai-compatible"
+	NameAzureOpenAI      = "azure-openai"
+	NameAnthropic        = "anthropic"
+)
+
 // Upstream is what an adapter needs of one upstream's configuration.
 type Upstream struct {
 	// Name is the upstream's name, for error messages.
