@@ -34,19 +34,40 @@ func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
+// notToUpstream and notToClient are the canonical names a copy skips:
+// hopHeaders and clientOnlyHeaders, and hopHeaders and upstreamOnlyHeaders.
+var (
+	notToUpstream = headerSet(hopHeaders, clientOnlyHeaders)
+	notToClient   = headerSet(hopHeaders, upstreamOnlyHeaders)
+)
+
+func headerSet(lists ...[]string) map[string]bool {
+	m := map[string]bool{}
+	for _, l := range lists {
+		for _, h := range l {
+			m[http.CanonicalHeaderKey(h)] = true
+		}
+	}
+	return m
+}
+
+// skipped reports whether header k is in set. Parsed headers are
+// canonical already; a key that is not (set by code, or with characters
+// canonicalisation leaves alone) is canonicalised first.
+func skipped(set map[string]bool, k string) bool {
+	if set[k] {
+		return true
+	}
+	return k != "" && k[0] >= 'a' && k[0] <= 'z' && set[http.CanonicalHeaderKey(k)]
+}
+
 // copyRequestHeaders copies the client's headers that may go upstream.
 func copyRequestHeaders(dst, src http.Header) {
 	for k, vs := range src {
-		if isUpstreamAccountHeader(k) {
+		if skipped(notToUpstream, k) || isUpstreamAccountHeader(k) {
 			continue
 		}
 		dst[k] = vs // shared, never appended to: Set and Del replace whole entries
-	}
-	for _, h := range hopHeaders {
-		dst.Del(h)
-	}
-	for _, h := range clientOnlyHeaders {
-		dst.Del(h)
 	}
 	removeConnectionTokens(dst, src)
 }
@@ -54,7 +75,7 @@ func copyRequestHeaders(dst, src http.Header) {
 // copyResponseHeaders copies the upstream's headers that may reach the client.
 func copyResponseHeaders(dst, src http.Header) {
 	for k, vs := range src {
-		if isUpstreamAccountHeader(k) {
+		if skipped(notToClient, k) || isUpstreamAccountHeader(k) {
 			continue
 		}
 		if k == "X-Request-Id" {
@@ -63,18 +84,12 @@ func copyResponseHeaders(dst, src http.Header) {
 		}
 		dst[k] = vs
 	}
-	for _, h := range hopHeaders {
-		dst.Del(h)
-	}
-	for _, h := range upstreamOnlyHeaders {
-		dst.Del(h)
-	}
 	removeConnectionTokens(dst, src)
 }
 
 // removeConnectionTokens drops headers named in src's Connection header.
 func removeConnectionTokens(dst, src http.Header) {
-	for _, v := range src.Values("Connection") {
+	for _, v := range src["Connection"] {
 		for _, tok := range strings.Split(v, ",") {
 			if tok = strings.TrimSpace(tok); tok != "" {
 				dst.Del(tok)
