@@ -58,11 +58,7 @@ func (e *anthropicEndpoint) authorize(h http.Header) {
 
 func (e *anthropicEndpoint) NewRequest(ctx context.Context, op, _ string, body []byte, h http.Header) (*http.Request, error) {
 	req, err := newPost(ctx, e.base+"/"+op, body, h)
-	if err != nil {
-		return nil, err
-	}
-	e.authorize(req.Header)
-	return req, nil
+	return withAuth(req, err, e.authorize)
 }
 
 func (e *anthropicEndpoint) ProbeRequest(ctx context.Context, kind, model string) (*http.Request, error) {
@@ -70,11 +66,7 @@ func (e *anthropicEndpoint) ProbeRequest(ctx context.Context, kind, model string
 		return e.NewRequest(ctx, "messages", model, chatProbeBody(model), http.Header{})
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.base+"/models", nil)
-	if err != nil {
-		return nil, err
-	}
-	e.authorize(req.Header)
-	return req, nil
+	return withAuth(req, err, e.authorize)
 }
 
 func (e *anthropicEndpoint) Classify(status int, _ http.Header, _ []byte) outcome.Outcome {

@@ -58,14 +58,15 @@ func (e *azureEndpoint) url(op, model string) string {
 	return e.base + "/openai/deployments/" + url.PathEscape(model) + "/" + op + "?" + e.query
 }
 
+// authorize sets the configured headers and the api-key.
+func (e *azureEndpoint) authorize(h http.Header) {
+	setExtra(h, e.extra)
+	h["Api-Key"] = e.key
+}
+
 func (e *azureEndpoint) NewRequest(ctx context.Context, op, model string, body []byte, h http.Header) (*http.Request, error) {
 	req, err := newPost(ctx, e.url(op, model), body, h)
-	if err != nil {
-		return nil, err
-	}
-	setExtra(req.Header, e.extra)
-	req.Header["Api-Key"] = e.key
-	return req, nil
+	return withAuth(req, err, e.authorize)
 }
 
 func (e *azureEndpoint) ProbeRequest(ctx context.Context, kind, model string) (*http.Request, error) {
@@ -73,12 +74,7 @@ func (e *azureEndpoint) ProbeRequest(ctx context.Context, kind, model string) (*
 		return e.NewRequest(ctx, "chat/completions", model, chatProbeBody(model), http.Header{})
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url("models", ""), nil)
-	if err != nil {
-		return nil, err
-	}
-	setExtra(req.Header, e.extra)
-	req.Header["Api-Key"] = e.key
-	return req, nil
+	return withAuth(req, err, e.authorize)
 }
 
 func (e *azureEndpoint) Classify(status int, _ http.Header, _ []byte) outcome.Outcome {

@@ -57,35 +57,25 @@ func newBearer(u Upstream, openEnd bool) *bearerEndpoint {
 func (e *bearerEndpoint) Family() codec.Family { return codec.FamilyOpenAI }
 func (e *bearerEndpoint) OpenStreamEnd() bool  { return e.openEnd }
 
+// authorize sets the configured headers and the bearer key.
+func (e *bearerEndpoint) authorize(h http.Header) {
+	setExtra(h, e.extra)
+	if e.auth != "" {
+		h["Authorization"] = []string{e.auth}
+	}
+}
+
 func (e *bearerEndpoint) NewRequest(ctx context.Context, op, _ string, body []byte, h http.Header) (*http.Request, error) {
 	req, err := newPost(ctx, e.base+"/"+op, body, h)
-	if err != nil {
-		return nil, err
-	}
-	setExtra(req.Header, e.extra)
-	if e.auth != "" {
-		req.Header["Authorization"] = []string{e.auth}
-	}
-	return req, nil
+	return withAuth(req, err, e.authorize)
 }
 
 func (e *bearerEndpoint) ProbeRequest(ctx context.Context, kind, model string) (*http.Request, error) {
 	if kind == "chat" {
 		return e.NewRequest(ctx, "chat/completions", model, chatProbeBody(model), http.Header{})
 	}
-	return e.get(ctx, e.base+"/models")
-}
-
-func (e *bearerEndpoint) get(ctx context.Context, url string) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	setExtra(req.Header, e.extra)
-	if e.auth != "" {
-		req.Header["Authorization"] = []string{e.auth}
-	}
-	return req, nil
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.base+"/models", nil)
+	return withAuth(req, err, e.authorize)
 }
 
 func (e *bearerEndpoint) Classify(status int, _ http.Header, _ []byte) outcome.Outcome {
@@ -104,6 +94,16 @@ func newPost(ctx context.Context, url string, body []byte, h http.Header) (*http
 	if req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	return req, nil
+}
+
+// withAuth applies authorize to the headers of a request just built, or
+// passes its error on.
+func withAuth(req *http.Request, err error, authorize func(http.Header)) (*http.Request, error) {
+	if err != nil {
+		return nil, err
+	}
+	authorize(req.Header)
 	return req, nil
 }
 
