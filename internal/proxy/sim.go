@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -100,7 +101,7 @@ func (s *Server) PlanForSim(req SimRequest) (p SimPlan, ok bool, err error) {
 	if rt.affinityOn {
 		x.session.id, x.session.source = req.Session, "simulated"
 	}
-	x.pin(&breq, rt)
+	x.pin(context.Background(), &breq, rt)
 	return SimPlan{
 		Plan: rt.bal.Plan(breq, cands), Route: rt.cfg.Model, Settings: rt.cfg.RouteSettings,
 		Affinity: x.session.key, Policy: x.session.policy, Wait: wait,

@@ -134,8 +134,10 @@ func newRun(cfg *config.Config, sc *Scenario, seed uint64) (*run, error) {
 		return nil, fmt.Errorf("building the routing table: %w", err)
 	}
 	r.srv = proxy.New(proxy.Options{
-		Clock: clk, Breakers: r.breakers, Slots: r.slots, Stats: r.stats, Limiter: r.limiter,
-		Spend: r.spend, KeyRPM: r.keyRPM, Affinity: r.sessions,
+		Clock: clk, State: state.NewLocal(state.LocalOptions{
+			Clock: clk, Breakers: r.breakers, Slots: r.slots, Stats: r.stats, Limiter: r.limiter, Keys: r.keyRPM,
+		}),
+		Spend: r.spend, Affinity: affinity.WithContext(r.sessions),
 		Latency: func(name string) float64 {
 			if u := r.byUp[name]; u != nil {
 				return u.latencyMs
