@@ -185,8 +185,8 @@ func (rd *upstreamReads) view(now time.Time, sec int64) View {
 	untl, pnext, pheld := parseInt(st(1)), parseInt(st(2)), parseInt(st(3))
 	nowMs := now.UnixMilli()
 	switch st(0) {
-	case "open":
-		v.Breaker, v.BreakerUntil = "open", time.UnixMilli(untl)
+	case "open": // the first probe also waits for probe_interval after the last
+		v.Breaker, v.BreakerUntil = "open", time.UnixMilli(max(untl, pnext))
 		if nowMs >= untl { // due to turn half-open on the next admission
 			v.Breaker, v.BreakerUntil = "half_open", time.UnixMilli(max(pnext, untl))
 		}
