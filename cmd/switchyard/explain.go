@@ -16,8 +16,8 @@ import (
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
-	"switchyard/internal/limits"
 	"switchyard/internal/proxy"
+	"switchyard/internal/state"
 )
 
 func newExplainCmd() *cobra.Command {
@@ -53,7 +53,7 @@ func newExplainCmd() *cobra.Command {
 	return cmd
 }
 
-func explain(_ context.Context, out io.Writer, cfg *config.Config, req proxy.ExplainRequest, asJSON bool) error {
+func explain(ctx context.Context, out io.Writer, cfg *config.Config, req proxy.ExplainRequest, asJSON bool) error {
 	clk := clock.Real{}
 	cat, err := proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: cfg.Upstreams, Keys: cfg.Keys, Routes: cfg.Routes, Defaults: cfg.Defaults, Seed: 1, Now: clk.Now,
@@ -61,8 +61,9 @@ func explain(_ context.Context, out io.Writer, cfg *config.Config, req proxy.Exp
 	if err != nil {
 		return err
 	}
-	srv := proxy.New(proxy.Options{Clock: clk, Breakers: health.NewBreakers(cfg.Circuit, clk), Slots: limits.NewSlots()}, cat)
-	d, err := srv.Explain(req)
+	live := state.NewLocal(state.LocalOptions{Clock: clk, Breakers: health.NewBreakers(cfg.Circuit, clk)})
+	srv := proxy.New(proxy.Options{Clock: clk, State: live}, cat)
+	d, err := srv.Explain(ctx, req)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package affinity
 
 import (
+	"context"
 	"time"
 
 	"switchyard/internal/config"
@@ -126,3 +127,46 @@ type Store interface {
 	// ordered by route then key; never nil.
 	Lookup(session string) []Binding
 }
+
+// ContextStore is Store for an implementation that does I/O, the table
+// shared through Redis: every call takes the caller's context first, and
+// ends early (as a miss, or a no-op) when it ends.
+type ContextStore interface {
+	// Get is Store.Get.
+	Get(ctx context.Context, k Key, pol Policy) (upstream string, ok bool)
+	// Peek is Store.Peek.
+	Peek(ctx context.Context, k Key, pol Policy) (Binding, bool)
+	// Bind is Store.Bind.
+	Bind(ctx context.Context, k Key, upstream string, pol Policy)
+	// DeleteSession is Store.DeleteSession.
+	DeleteSession(ctx context.Context, session string) int
+	// Lookup is Store.Lookup.
+	Lookup(ctx context.Context, session string) []Binding
+}
+
+// WithContext adapts a Store that does no I/O (Table) to ContextStore.
+func WithContext(s Store) ContextStore { return ctxStore{s} }
+
+// ctxStore is a Store seen as a ContextStore: the contexts go unused.
+type ctxStore struct{ s Store }
+
+var _ ContextStore = ctxStore{}
+
+// Get implements ContextStore.
+func (c ctxStore) Get(_ context.Context, k Key, pol Policy) (string, bool) { return c.s.Get(k, pol) }
+
+// Peek implements ContextStore.
+func (c ctxStore) Peek(_ context.Context, k Key, pol Policy) (Binding, bool) { return c.s.Peek(k, pol) }
+
+// Bind implements ContextStore.
+func (c ctxStore) Bind(_ context.Context, k Key, upstream string, pol Policy) {
+	c.s.Bind(k, upstream, pol)
+}
+
+// DeleteSession implements ContextStore.
+func (c ctxStore) DeleteSession(_ context.Context, session string) int {
+	return c.s.DeleteSession(session)
+}
+
+// Lookup implements ContextStore.
+func (c ctxStore) Lookup(_ context.Context, session string) []Binding { return c.s.Lookup(session) }

@@ -13,6 +13,7 @@ import (
 	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/config"
+	"switchyard/internal/health"
 	"switchyard/internal/limits"
 	"switchyard/internal/outcome"
 	"switchyard/internal/proxy"
@@ -39,16 +40,23 @@ func (g *Gateway) newAdminService() *admin.Service {
 	})
 }
 
-// initTraffic makes the live statistics the proxy records into: in-process
-// stats wrapped so that every attempt, failure and 429 is also counted per
-// upstream for the admin API's recent rates and shares.
-func (g *Gateway) initTraffic() {
+// initState makes the live routing state: in-process breakers, limits,
+// slots and statistics — the statistics wrapped so that every attempt,
+// failure and 429 is also counted per upstream for the admin API's recent
+// rates and shares — and, with state.driver redis, the shared driver over
+// them.
+func (g *Gateway) initState() {
 	g.traffic = admin.NewTraffic(admin.DefaultTrafficWindow)
-	var base state.Stats = state.NewMemory(state.DefaultWindow)
+	g.local = state.NewLocal(state.LocalOptions{
+		Clock:    g.clock,
+		Breakers: health.NewBreakers(g.cfg.Circuit, g.clock),
+		Stats:    &countingStats{Stats: state.NewMemory(state.DefaultWindow), traffic: g.traffic},
+		Sessions: g.sessions,
+	})
+	g.state = g.local
 	if g.shared != nil {
-		base = g.shared
+		g.state = state.NewRedisDriver(g.shared, g.local)
 	}
-	g.stats = &countingStats{Stats: base, traffic: g.traffic}
 }
 
 // countingStats is a state.Stats that also counts attempts for
@@ -132,45 +140,30 @@ var _ admin.Gateway = adminGateway{}
 func (a adminGateway) Reload(ctx context.Context) error { return a.g.Reload(ctx) }
 
 // ForgetUpstream implements admin.Router: a deleted upstream's breaker and
-// statistics are dropped.
-func (a adminGateway) ForgetUpstream(name string) {
-	a.g.breakers.Forget(name)
-	a.g.stats.Forget(name)
-}
+// statistics (and traffic counts) are dropped.
+func (a adminGateway) ForgetUpstream(name string) { a.g.state.Forget(name) }
 
-// State implements admin.Observer from the breakers, limiter, slots, live
-// statistics, prober, spend and traffic counts.
+// State implements admin.Observer from the live state (the driver's one
+// merged view), the prober, spend and traffic counts.
 func (a adminGateway) State(ups []config.Upstream) admin.State {
 	g := a.g
 	now := g.clock.Now()
 	out := make([]admin.UpstreamState, 0, len(ups))
 	for _, u := range ups {
-		bv := g.breakers.View(u.Name)
-		lv := g.limiter.View(u.Name, 0)
-		st := g.stats.Snapshot(u.Name, now)
+		v := g.state.Upstream(u.Name, 0)
+		bv, lv, st := &v.Breaker, &v.Limits, &v.Stats
 		tc := g.traffic.Counts(u.Name, now)
 		s := admin.UpstreamState{
 			Name: u.Name, Provider: u.Provider, Tier: u.Priority, Weight: u.Weight,
 			SlowStart: bv.SlowStart, EffectiveWeight: float64(u.Weight) * bv.SlowStart, Active: u.Active,
 			Breaker:  admin.BreakerState{State: bv.State.String(), Open: bv.Open, Reason: bv.Reason, Until: timeOrNil(bv.Until)},
-			InFlight: g.slots.InFlight(u.Name), MaxConcurrency: u.MaxConcurrency, QueueDepth: g.slots.QueueDepth(u.Name),
+			InFlight: v.InFlight, MaxConcurrency: u.MaxConcurrency, QueueDepth: v.QueueDepth,
 			RPMUsed: lv.RPMUsed, RPMLimit: lv.RPMLimit, TPMUsed: lv.TPMUsed, TPMLimit: lv.TPMLimit,
 			CooldownUntil: timeOrNil(lv.CoolingUntil), RateLimitReason: lv.Reason,
 			LatencyMs: st.LatencyEWMA, TTFTMs: st.TTFTEWMA, TPS: st.TPSEWMA, ProbeLatencyMs: g.prober.LatencyMs(u.Name),
 			Requests5m: tc.Attempts, Errors5m: tc.Failures, RateLimited5m: tc.RateLimited, RequestsTotal: tc.Total,
 			SpendTodayUSD: g.spend.Total(limits.ScopeUpstream, u.Name, limits.PeriodDay),
 			SpendMonthUSD: g.spend.Total(limits.ScopeUpstream, u.Name, limits.PeriodMonth),
-		}
-		if sv, ok := g.sharedView(u.Name); ok {
-			s.Breaker = admin.BreakerState{State: sv.Breaker, Open: !sv.Admits(now), Reason: sv.BreakerReason}
-			if s.Breaker.Open {
-				s.Breaker.Until = timeOrNil(sv.BreakerUntil)
-			}
-			s.InFlight, s.QueueDepth = max(s.InFlight, sv.InFlight), max(s.QueueDepth, int(sv.QueueDepth))
-			s.RPMUsed, s.TPMUsed = max(s.RPMUsed, sv.RPMUsed), max(s.TPMUsed, sv.TPMUsed)
-			if sv.CooldownUntil.After(lv.CoolingUntil) {
-				s.CooldownUntil = timeOrNil(sv.CooldownUntil)
-			}
 		}
 		if u.Queue.Enabled {
 			s.QueueMax = u.Queue.MaxLength
@@ -189,7 +182,7 @@ func timeOrNil(t time.Time) *time.Time {
 
 // Explain implements admin.Observer.
 func (a adminGateway) Explain(q admin.ExplainQuery) (*balancer.Decision, error) {
-	d, err := a.g.Explain(proxy.ExplainRequest{Model: q.Model, Key: q.Key, Session: q.Session, Stream: q.Stream})
+	d, err := a.g.Explain(context.Background(), proxy.ExplainRequest{Model: q.Model, Key: q.Key, Session: q.Session, Stream: q.Stream})
 	switch {
 	case err == nil:
 		return d, nil
@@ -206,8 +199,10 @@ func (a adminGateway) Decisions(limit int) []*balancer.Decision { return a.g.Rec
 
 // Bindings implements admin.Sessions.
 func (a adminGateway) Bindings(session string) []affinity.Binding {
-	return a.g.SessionBindings(session)
+	return a.g.SessionBindings(context.Background(), session)
 }
 
 // ForgetSession implements admin.Sessions.
-func (a adminGateway) ForgetSession(session string) int { return a.g.ForgetSession(session) }
+func (a adminGateway) ForgetSession(session string) int {
+	return a.g.ForgetSession(context.Background(), session)
+}

@@ -142,7 +142,7 @@ func wantAffinity(t testing.TB, what string, d *balancer.Decision, want balancer
 // to upstream, and returns it.
 func boundTo(t testing.TB, e *env, session, upstream string) affinity.Binding {
 	t.Helper()
-	bs := e.G.SessionBindings(session)
+	bs := e.G.SessionBindings(context.Background(), session)
 	if len(bs) != 1 || bs[0].Upstream != upstream {
 		t.Fatalf("bindings of %q: %+v, want one to %s", session, bs, upstream)
 	}
@@ -548,7 +548,7 @@ func TestAffinityTTLThroughGateway(t *testing.T) {
 				at := fc.Now().Sub(affEpoch)
 				what := fmt.Sprintf("turn at +%s", at)
 				if tc.want[i] == balancer.AffinityMiss {
-					if bs := e.G.SessionBindings(s); len(bs) != 0 {
+					if bs := e.G.SessionBindings(context.Background(), s); len(bs) != 0 {
 						t.Fatalf("%s: bindings %+v listed after expiry", what, bs)
 					}
 				}
@@ -703,7 +703,7 @@ func TestAffinityDisabled(t *testing.T) {
 					t.Fatalf("request %d: decision session %q affinity %+v, want session %s", i, d.Session, d.Affinity, s)
 				}
 			}
-			bindings := e.G.SessionBindings(s)
+			bindings := e.G.SessionBindings(context.Background(), s)
 			if tc.enabled {
 				if len(served) != 1 || len(bindings) != 1 {
 					t.Fatalf("affinity on: served %v, bindings %+v; want one upstream and one binding", served, bindings)
@@ -752,7 +752,7 @@ func TestAffinityForgetSession(t *testing.T) {
 				return turnOf(r).mustOK(t, "request")
 			}
 			t1, t2 := send(testKey), send(otherKey)
-			bs := e.G.SessionBindings("sess-forget")
+			bs := e.G.SessionBindings(context.Background(), "sess-forget")
 			want := []affinity.Key{
 				{APIKey: "e2e", Route: tc.route, Session: "sess-forget"},
 				{APIKey: "other", Route: tc.route, Session: "sess-forget"},
@@ -761,16 +761,16 @@ func TestAffinityForgetSession(t *testing.T) {
 				bs[0].Upstream != t1.upstream || bs[1].Upstream != t2.upstream {
 				t.Fatalf("bindings %+v, want %v bound to %s and %s", bs, want, t1.upstream, t2.upstream)
 			}
-			if len(e.G.SessionBindings("sess-other")) != 0 {
+			if len(e.G.SessionBindings(context.Background(), "sess-other")) != 0 {
 				t.Fatal("an unknown session has bindings")
 			}
-			if n := e.G.ForgetSession("sess-forget"); n != 2 {
+			if n := e.G.ForgetSession(context.Background(), "sess-forget"); n != 2 {
 				t.Fatalf("ForgetSession removed %d bindings, want 2", n)
 			}
-			if bs := e.G.SessionBindings("sess-forget"); len(bs) != 0 {
+			if bs := e.G.SessionBindings(context.Background(), "sess-forget"); len(bs) != 0 {
 				t.Fatalf("bindings after ForgetSession: %+v", bs)
 			}
-			if n := e.G.ForgetSession("sess-forget"); n != 0 {
+			if n := e.G.ForgetSession(context.Background(), "sess-forget"); n != 0 {
 				t.Fatalf("a second ForgetSession removed %d", n)
 			}
 			for _, key := range []string{testKey, otherKey} {
@@ -778,7 +778,7 @@ func TestAffinityForgetSession(t *testing.T) {
 				wantAffinity(t, "request after ForgetSession", decisionFor(t, e, tr.requestID),
 					balancer.AffinityRecord{Session: "sess-forget", Result: balancer.AffinityMiss})
 			}
-			if bs := e.G.SessionBindings("sess-forget"); len(bs) != 2 {
+			if bs := e.G.SessionBindings(context.Background(), "sess-forget"); len(bs) != 2 {
 				t.Fatalf("the requests after ForgetSession bound %d times, want 2: %+v", len(bs), bs)
 			}
 		})
@@ -808,7 +808,7 @@ func TestAffinityExplainPeeks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			recorded := len(e.G.RecentDecisions(0))
 			for range 3 {
-				d, err := e.G.Explain(proxy.ExplainRequest{Model: "gpt-4o", Key: "e2e", Session: tc.session})
+				d, err := e.G.Explain(context.Background(), proxy.ExplainRequest{Model: "gpt-4o", Key: "e2e", Session: tc.session})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -826,7 +826,7 @@ func TestAffinityExplainPeeks(t *testing.T) {
 			if after := boundTo(t, e, "sess-explain", home); after != before {
 				t.Fatalf("explain changed the binding: %+v, was %+v", after, before)
 			}
-			if bs := e.G.SessionBindings("sess-unknown"); len(bs) != 0 {
+			if bs := e.G.SessionBindings(context.Background(), "sess-unknown"); len(bs) != 0 {
 				t.Fatalf("explain bound an unknown session: %+v", bs)
 			}
 			if n := len(e.G.RecentDecisions(0)); n != recorded {

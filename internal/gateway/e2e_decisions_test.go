@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -84,7 +85,7 @@ func TestDecisionsAreLoggedKeptAndExplained(t *testing.T) {
 	}
 
 	// A dry run sends nothing.
-	d, err := e.G.Explain(proxy.ExplainRequest{Model: "gpt-4o", Session: "s"})
+	d, err := e.G.Explain(context.Background(), proxy.ExplainRequest{Model: "gpt-4o", Session: "s"})
 	if err != nil || d.Chosen != "up-a" || d.Session != "s" {
 		t.Fatalf("explain %+v %v", d, err)
 	}

@@ -412,7 +412,7 @@ func TestBreakerIsolatesAndRecovers(t *testing.T) {
 		ups = append(ups, up)
 		if up == "bad" && closedAt < 0 {
 			closedAt = i
-			d, err := e.G.Explain(proxy.ExplainRequest{Model: "gpt-4o"})
+			d, err := e.G.Explain(context.Background(), proxy.ExplainRequest{Model: "gpt-4o"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -866,7 +866,7 @@ func TestSpendLimits(t *testing.T) {
 	for i := range 3 {
 		expect(fmt.Sprintf("after restart: request %d", i), e2, testKey, 200, "cheap")
 	}
-	d, err := e2.G.Explain(proxy.ExplainRequest{Model: "gpt-4o"})
+	d, err := e2.G.Explain(context.Background(), proxy.ExplainRequest{Model: "gpt-4o"})
 	if err != nil {
 		t.Fatal(err)
 	}

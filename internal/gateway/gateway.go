@@ -77,19 +77,17 @@ type Gateway struct {
 	seed     uint64
 	store    store.Store
 	logs     *store.LogWriter
-	breakers *health.Breakers
-	slots    *limits.Slots
-	limiter  *limits.Limiter
 	spend    *limits.Spend
 	sessions *affinity.Table
-	affinity affinity.Store // sessions, or the Redis table that writes through to it
-	shared   *state.Redis   // the state shared with other instances; nil with state.driver: memory
+	affinity affinity.ContextStore // sessions, or the Redis table that writes through to it
+	shared   *state.Redis          // the state shared with other instances; nil with state.driver: memory
+	local    *state.Local          // this instance's live state (initState)
+	state    state.Driver          // what the proxy, prober, admin API and metrics hold: local, or shared over it
 	proxy    *proxy.Server
 	prober   *health.Prober
 	metrics  *metrics.Metrics
 	names    atomic.Pointer[catalogNames] // of the catalog in force, for metrics labels
 	recent   *balancer.DecisionRing
-	stats    state.Stats    // live statistics, counting into traffic (initTraffic)
 	traffic  *admin.Traffic // recent attempts, failures and 429s per upstream, for the admin API
 
 	reloadMu sync.Mutex     // serialises Reload
@@ -124,14 +122,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	g := &Gateway{
 		cfg: cfg, log: opts.Logger, clock: opts.Clock, seed: opts.Seed, store: opts.Store,
 		readHeaderTimeout: opts.ReadHeaderTimeout, readTimeout: opts.ReadTimeout,
-		breakers: health.NewBreakers(cfg.Circuit, opts.Clock),
-		slots:    limits.NewSlotsWithClock(opts.Clock),
-		limiter:  limits.NewLimiter(opts.Clock),
 		spend:    limits.NewSpend(opts.Clock),
 		sessions: affinity.NewTable(cfg.Affinity.MaxEntries, opts.Clock),
 		recent:   balancer.NewDecisionRing(1000),
 	}
-	g.affinity = g.sessions
+	g.affinity = affinity.WithContext(g.sessions)
 	if err := g.openShared(); err != nil {
 		return nil, err
 	}
@@ -146,7 +141,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		}
 		return nil, err
 	}
-	g.initTraffic()
+	g.initState()
 	if g.store == nil {
 		st, err := openStore(ctx, cfg.Store)
 		if err != nil {
@@ -189,12 +184,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	}
 	g.proxy = proxy.New(proxy.Options{
 		Clock: opts.Clock, Logger: opts.Logger, Transport: opts.Transport,
-		Breakers: g.breakers, Slots: g.slots, Stats: g.stats, Logs: sink, OnDecision: g.recordDecision,
-		Limiter: g.limiter, Spend: g.spend, KeyRPM: limits.NewKeyLimiter(opts.Clock), Metrics: g.metrics,
-		Affinity: g.affinity, Shared: g.shared,
-		Latency: func(name string) float64 { return g.prober.LatencyMs(name) },
+		State: g.state, Logs: sink, OnDecision: g.recordDecision, Spend: g.spend, Metrics: g.metrics,
+		Affinity: g.affinity,
+		Latency:  func(name string) float64 { return g.prober.LatencyMs(name) },
 	}, cat)
-	g.prober = health.NewProber(cfg.Health, opts.Clock, rand.New(rand.NewPCG(opts.Seed, 0x9e3779b9)), g.breakers,
+	g.prober = health.NewProber(cfg.Health, opts.Clock, rand.New(rand.NewPCG(opts.Seed, 0x9e3779b9)), g.state.ProbeGate(),
 		func(ctx context.Context, name string) error { return g.proxy.Probe(ctx, name, cfg.Health.Probe) },
 		g.proxy.ActiveUpstreams)
 	g.admin = g.newAdminService()
@@ -281,7 +275,7 @@ func (g *Gateway) buildCatalog(ctx context.Context) (*proxy.Catalog, error) {
 		return nil, fmt.Errorf("loading routes: %w", err)
 	}
 	for _, u := range ups {
-		g.limiter.Configure(u.Name, u.RateLimit.RPM, u.RateLimit.TPM)
+		g.local.Configure(u.Name, u.RateLimit.RPM, u.RateLimit.TPM)
 	}
 	g.setNames(ups, keys, routes)
 	g.watchShared(ups, keys)
@@ -373,19 +367,21 @@ func (g *Gateway) DroppedLogs() uint64 {
 func (g *Gateway) RecentDecisions(limit int) []*balancer.Decision { return g.recent.Recent(limit) }
 
 // Explain computes the routing decision a request would get now, without sending it.
-func (g *Gateway) Explain(req proxy.ExplainRequest) (*balancer.Decision, error) {
-	return g.proxy.Explain(req)
+func (g *Gateway) Explain(ctx context.Context, req proxy.ExplainRequest) (*balancer.Decision, error) {
+	return g.proxy.Explain(ctx, req)
 }
 
 // SessionBindings returns the live affinity bindings of a session, across
 // keys and routes.
-func (g *Gateway) SessionBindings(session string) []affinity.Binding {
-	return g.affinity.Lookup(session)
+func (g *Gateway) SessionBindings(ctx context.Context, session string) []affinity.Binding {
+	return g.affinity.Lookup(ctx, session)
 }
 
 // ForgetSession deletes every affinity binding of a session and returns how
 // many there were; its next request is routed afresh.
-func (g *Gateway) ForgetSession(session string) int { return g.affinity.DeleteSession(session) }
+func (g *Gateway) ForgetSession(ctx context.Context, session string) int {
+	return g.affinity.DeleteSession(ctx, session)
+}
 
 // Store returns the gateway's store.
 func (g *Gateway) Store() store.Store { return g.store }

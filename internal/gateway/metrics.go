@@ -76,18 +76,15 @@ func (g *Gateway) UpstreamStates() []metrics.UpstreamState {
 	}
 	out := make([]metrics.UpstreamState, len(n.upstreams))
 	for i, name := range n.upstreams {
+		v := g.state.Upstream(name, 0)
+		// In-flight and queue depth are this instance's, so that a sum over
+		// instances is right; breaker and cooldown are the merged state.
 		out[i] = metrics.UpstreamState{
 			Name:         name,
-			InFlight:     g.slots.InFlight(name),
-			QueueDepth:   g.slots.QueueDepth(name),
-			BreakerState: g.breakers.View(name).State.String(),
-			CoolingDown:  !g.limiter.View(name, 0).CoolingUntil.IsZero(),
-		}
-		if sv, ok := g.sharedView(name); ok {
-			// In-flight and queue depth stay this instance's, so that a sum
-			// over instances is right; breaker and cooldown are one shared state.
-			out[i].BreakerState = sv.Breaker
-			out[i].CoolingDown = out[i].CoolingDown || sv.CooldownUntil.After(g.clock.Now())
+			InFlight:     v.InFlightHere,
+			QueueDepth:   v.QueueDepthHere,
+			BreakerState: v.Breaker.State.String(),
+			CoolingDown:  !v.Limits.CoolingUntil.IsZero(),
 		}
 	}
 	return out

@@ -62,12 +62,3 @@ func (g *Gateway) watchShared(ups []config.Upstream, keys []config.Key) {
 	}
 	g.shared.SetWatch(w)
 }
-
-// sharedView returns an upstream's shared state for the admin API and the
-// metrics gauges; ok is false with the memory driver or while Redis is down.
-func (g *Gateway) sharedView(name string) (state.View, bool) {
-	if g.shared == nil {
-		return state.View{}, false
-	}
-	return g.shared.View(name)
-}

@@ -369,11 +369,29 @@ func (b *Breakers) openDuration(n int) time.Duration {
 	return min(d, limit)
 }
 
-func (b *Breakers) failureReason(detail string) string {
+func (b *Breakers) failureReason(detail string) string { return failureReason(b.cfg, detail) }
+
+func failureReason(c config.Circuit, detail string) string {
 	if detail == "" {
-		return fmt.Sprintf("%d failures within %s", b.cfg.FailureThreshold, b.cfg.Window)
+		return fmt.Sprintf("%d failures within %s", c.FailureThreshold, c.Window)
 	}
-	return fmt.Sprintf("%d failures within %s, last: %s", b.cfg.FailureThreshold, b.cfg.Window, detail)
+	return fmt.Sprintf("%d failures within %s, last: %s", c.FailureThreshold, c.Window, detail)
+}
+
+// TripReason returns the reason a breaker configured by c records when an
+// outcome of class o with detail trips it: an auth error in any state, a
+// server error while closed (the last of failure_threshold), or, with
+// halfOpen, a server error as the failed probe. A shared breaker (the Lua
+// scripts of internal/state) takes its reasons from here, so that both
+// implementations word them alike.
+func TripReason(c config.Circuit, o outcome.Class, detail string, halfOpen bool) string {
+	switch {
+	case o == outcome.AuthError:
+		return authReason(detail)
+	case halfOpen:
+		return probeReason(detail)
+	}
+	return failureReason(c, detail)
 }
 
 func authReason(detail string) string { return "auth error: " + detail }

@@ -74,8 +74,9 @@ type ProbeResult struct {
 // due makes that round skip it. Each probe is bounded by health.timeout on
 // the injected clock (clock.AfterFunc cancels its context).
 //
-// Breaker interaction: before probing, the prober calls Breakers.Acquire like
-// any request. An upstream whose breaker is OPEN, or HALF_OPEN with its probe
+// Breaker interaction: before probing, the prober asks its Gate
+// (AcquireProbe: Breakers.Acquire, or the shared breaker of a state
+// driver) like any request. An upstream whose breaker is OPEN, or HALF_OPEN with its probe
 // slot taken or not yet due, is skipped and tried again when the breaker next
 // lets a request through (View.Until) if that comes before the next interval.
 // A HALF_OPEN breaker's probe slot is claimed by the active probe, so a cheap
@@ -94,7 +95,7 @@ type Prober struct {
 	timeout  time.Duration
 	clk      clock.Clock
 	rng      *rand.Rand // used by the Run goroutine only
-	breakers *Breakers
+	breakers Gate
 	check    CheckFunc
 	targets  func() []string
 	running  atomic.Bool
@@ -112,11 +113,11 @@ type probeTarget struct {
 }
 
 // NewProber returns a prober configured by cfg and timed by clk. rng draws
-// the jitter (nil means a fixed seed); breakers (may be nil) receive the
-// outcomes; check performs one probe; targets lists the upstreams to probe
+// the jitter (nil means a fixed seed); breakers (may be nil: *Breakers or a
+// state driver's ProbeGate) receive the outcomes; check performs one probe; targets lists the upstreams to probe
 // and is called once per round from the Run goroutine. A non-positive
 // cfg.Timeout means the smaller of 5 s and the interval.
-func NewProber(cfg config.Health, clk clock.Clock, rng *rand.Rand, breakers *Breakers, check CheckFunc, targets func() []string) *Prober {
+func NewProber(cfg config.Health, clk clock.Clock, rng *rand.Rand, breakers Gate, check CheckFunc, targets func() []string) *Prober {
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(1, 2))
 	}
@@ -220,9 +221,8 @@ func (p *Prober) round(ctx context.Context, wg *sync.WaitGroup, now time.Time) t
 	for _, d := range due {
 		slot := false
 		if p.breakers != nil {
-			ok, probe := p.breakers.Acquire(d.name)
+			ok, probe, until := p.breakers.AcquireProbe(ctx, d.name)
 			if !ok {
-				until := p.breakers.View(d.name).Until
 				p.mu.Lock()
 				d.t.inFlight = false
 				if until.After(now) && until.Before(d.t.next) {
@@ -298,8 +298,8 @@ func (p *Prober) probe(ctx context.Context, name string, t *probeTarget, slot bo
 	switch {
 	case p.breakers == nil:
 	case current:
-		p.breakers.Record(name, outcome.Of(o, detail))
+		p.breakers.RecordProbe(context.WithoutCancel(ctx), name, outcome.Of(o, detail))
 	case slot:
-		p.breakers.Record(name, outcome.Of(outcome.Canceled, detail)) // gone: only free the slot
+		p.breakers.RecordProbe(context.WithoutCancel(ctx), name, outcome.Of(outcome.Canceled, detail)) // gone: only free the slot
 	}
 }

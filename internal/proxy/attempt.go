@@ -95,11 +95,10 @@ func (x *exchange) send(actx context.Context, st *started, upModel string, body 
 	}
 	st.resp = resp
 	st.headers = x.s.opts.Clock.Now().Sub(st.sent)
-	x.s.opts.Limiter.ObserveHeaders(up.cfg.Name, resp.Header)
+	x.s.opts.State.Observe(up.cfg.Name, resp.StatusCode, resp.Header)
 	if resp.StatusCode >= 300 {
 		return x.answerFailure(st)
 	}
-	x.s.opts.Limiter.Succeeded(up.cfg.Name)
 	st.class = outcome.Success
 	if x.stream && isEventStream(resp.Header) {
 		return x.firstEvent(actx, st)
@@ -123,7 +122,7 @@ func (x *exchange) answerFailure(st *started) outcome.Outcome {
 		st.class, st.body = outcome.ClientError, errBody
 		return outcome.Outcome{Class: outcome.Success}
 	case outcome.RateLimited:
-		cd := x.s.opts.Limiter.RateLimited(up.cfg.Name, resp.Header, errBody, o.Cooldown)
+		cd := x.s.opts.State.RateLimited(up.cfg.Name, resp.Header, errBody, o.Cooldown)
 		x.tally.noteRetry(cd.Wait)
 		x.s.opts.Metrics.RateLimited(up.cfg.Name, limitLabel(cd.LimitType))
 		o.Detail, o.Cooldown, o.LimitType = "rate limited (429)", cd.Wait, cd.LimitType

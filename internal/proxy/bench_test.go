@@ -11,7 +11,7 @@ import (
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
-	"switchyard/internal/limits"
+	"switchyard/internal/state"
 	"switchyard/internal/store"
 )
 
@@ -42,7 +42,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			srv := New(Options{Clock: clock.Real{}, Breakers: health.NewBreakers(d.Circuit, clock.Real{}), Slots: limits.NewSlots(),
+			srv := New(Options{Clock: clock.Real{}, State: state.NewLocal(state.LocalOptions{Clock: clock.Real{}, Breakers: health.NewBreakers(d.Circuit, clock.Real{})}),
 				Transport: cannedTransport{body: []byte(`{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}`)},
 				Logs:      discardLogs{}}, cat)
 			body := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"Hello, how are you today?"}],"max_tokens":64}`)

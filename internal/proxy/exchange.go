@@ -172,7 +172,7 @@ func addTokens(est, n int64) int64 {
 // checkKeyLimits enforces the client key's own limits: its rpm and spend_limit.
 func (x *exchange) checkKeyLimits() error {
 	k := x.key.cfg
-	if ok, wait := x.s.opts.KeyRPM.Allow(k.Name, k.RPM); !ok {
+	if ok, wait := x.s.opts.State.AllowKey(x.r.Context(), k.Name, k.RPM); !ok {
 		e := newError(ErrKeyRateLimited, fmt.Sprintf("key %s is limited to %d requests per minute", k.Name, k.RPM))
 		e.retryAfter = wait
 		return e

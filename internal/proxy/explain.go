@@ -1,13 +1,13 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/limits"
-	"switchyard/internal/state"
 )
 
 // ExplainRequest describes a dry-run routing decision.
@@ -24,7 +24,7 @@ type ExplainRequest struct {
 
 // Explain computes the routing decision a request for req.Model would get
 // now, with the live state as it is, without sending anything.
-func (s *Server) Explain(req ExplainRequest) (*balancer.Decision, error) {
+func (s *Server) Explain(ctx context.Context, req ExplainRequest) (*balancer.Decision, error) {
 	cat := s.catalog.Load()
 	var key *clientKey
 	if req.Key != "" {
@@ -56,7 +56,7 @@ func (s *Server) Explain(req ExplainRequest) (*balancer.Decision, error) {
 	}
 	if req.Session != "" && rt.affinityOn {
 		breq.SessionSource = "explain"
-		if b, ok := s.opts.Affinity.Peek(affinity.Key{APIKey: keyName, Route: rt.cfg.Model, Session: req.Session}, rt.affinity); ok {
+		if b, ok := s.opts.Affinity.Peek(ctx, affinity.Key{APIKey: keyName, Route: rt.cfg.Model, Session: req.Session}, rt.affinity); ok {
 			breq.Pinned = b.Upstream
 			if up := cat.byName[b.Upstream]; up != nil {
 				breq.Migrate = up.migrate
@@ -81,24 +81,18 @@ func (s *Server) snapshot(ups []*upstream, tokens int64) ([]balancer.Candidate, 
 	}
 	for i, u := range ups {
 		name := u.cfg.Name
-		v := s.opts.Breakers.View(name)
-		lv := s.opts.Limiter.View(name, tokens)
-		st := s.opts.Stats.Snapshot(name, now)
+		v := s.opts.State.Upstream(name, tokens)
+		bv, lv, st := &v.Breaker, &v.Limits, &v.Stats
 		c := &cands[i]
 		*c = balancer.Candidate{
 			Name: name, Priority: u.cfg.Priority, Weight: u.cfg.Weight, Active: u.cfg.Active,
 			LatencyEWMA: st.LatencyEWMA, TTFTEWMA: st.TTFTEWMA, TPSEWMA: st.TPSEWMA,
 			WindowRequests: st.WindowRequests, ConsecutiveFailures: st.ConsecutiveFailures, LastFailure: st.LastFailure,
 			RPMUsed: lv.RPMUsed, RPMLimit: lv.RPMLimit, TPMUsed: lv.TPMUsed, TPMLimit: lv.TPMLimit,
-			InFlight: s.opts.Slots.InFlight(name), MaxConcurrency: u.cfg.MaxConcurrency,
-			QueueEnabled: u.cfg.Queue.Enabled, QueueDepth: s.opts.Slots.QueueDepth(name), QueueMax: u.cfg.Queue.MaxLength,
-			BreakerOpen: v.Open, BreakerReason: v.Reason, SlowStart: v.SlowStart,
+			InFlight: v.InFlight, MaxConcurrency: u.cfg.MaxConcurrency,
+			QueueEnabled: u.cfg.Queue.Enabled, QueueDepth: v.QueueDepth, QueueMax: u.cfg.Queue.MaxLength,
+			BreakerOpen: bv.Open, BreakerReason: bv.Reason, SlowStart: bv.SlowStart,
 			RateLimited: lv.Limited(), RateLimitReason: lv.Reason,
-		}
-		if s.opts.Shared != nil {
-			if sv, ok := s.opts.Shared.View(name); ok {
-				overlayShared(c, sv, now, note)
-			}
 		}
 		if s.opts.Spend.Exceeded(limits.ScopeUpstream, name, u.cfg.SpendLimit) {
 			c.SpendExceeded, c.SpendReason = true, fmt.Sprintf("spend limit $%g per %s reached", u.cfg.SpendLimit.USD, u.cfg.SpendLimit.Period)
@@ -106,43 +100,12 @@ func (s *Server) snapshot(ups []*upstream, tokens int64) ([]balancer.Candidate, 
 		if s.opts.Latency != nil {
 			c.LatencyMs = s.opts.Latency(name)
 		}
-		if v.Open {
-			note(v.Until)
+		if bv.Open {
+			note(bv.Until)
 		}
 		if lv.Limited() {
 			note(lv.Until)
 		}
 	}
 	return cands, soonest
-}
-
-// overlayShared applies the shared state of the last sync to a candidate
-// built from local state: the shared breaker replaces the local one (Redis
-// decides admission), a shared cooldown or full window filters it, and the
-// counts become the instances' totals. note receives when the upstream is
-// expected back.
-func overlayShared(c *balancer.Candidate, sv state.View, now time.Time, note func(time.Time)) {
-	c.BreakerOpen = !sv.Admits(now)
-	c.BreakerReason = ""
-	if c.BreakerOpen {
-		c.BreakerReason = "shared breaker " + sv.Breaker
-		if sv.BreakerReason != "" {
-			c.BreakerReason += ": " + sv.BreakerReason
-		}
-		note(sv.BreakerUntil)
-	}
-	c.WindowRequests = sv.Stats.WindowRequests
-	c.InFlight = max(c.InFlight, sv.InFlight)
-	c.QueueDepth = max(c.QueueDepth, int(sv.QueueDepth))
-	c.RPMUsed, c.TPMUsed = max(c.RPMUsed, sv.RPMUsed), max(c.TPMUsed, sv.TPMUsed)
-	switch {
-	case c.RateLimited:
-	case sv.CooldownUntil.After(now):
-		c.RateLimited, c.RateLimitReason = true, "cooling down after 429 (shared)"
-		note(sv.CooldownUntil)
-	case c.RPMLimit > 0 && c.RPMUsed >= c.RPMLimit:
-		c.RateLimited, c.RateLimitReason = true, fmt.Sprintf("rpm %d/%d (shared)", c.RPMUsed, c.RPMLimit)
-	case c.TPMLimit > 0 && c.TPMUsed > 0 && c.TPMUsed >= c.TPMLimit:
-		c.RateLimited, c.RateLimitReason = true, fmt.Sprintf("tpm %d/%d (shared)", c.TPMUsed, c.TPMLimit)
-	}
 }

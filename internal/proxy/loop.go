@@ -90,7 +90,7 @@ func (x *exchange) tryModel(ctx context.Context, model string, fallback bool) bo
 	}
 	var waited time.Duration
 	for {
-		plan, wait := x.plan(rt, model, ups, int64(len(body)))
+		plan, wait := x.plan(ctx, rt, model, ups, int64(len(body)))
 		x.tally.noteRetry(wait)
 		if len(plan.Order)+len(plan.Waitable) > 0 || wait <= 0 || waited+wait > rt.cfg.MaxWait {
 			return x.runPlan(ctx, plan, rt, model, body)
@@ -104,13 +104,13 @@ func (x *exchange) tryModel(ctx context.Context, model string, fallback bool) bo
 
 // plan asks rt's balancer for the order of ups with the live state, and
 // returns it with the shortest wait until an unavailable candidate frees up.
-func (x *exchange) plan(rt *route, model string, ups []*upstream, bodyLen int64) (balancer.Plan, time.Duration) {
+func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*upstream, bodyLen int64) (balancer.Plan, time.Duration) {
 	cands, wait := x.s.snapshot(ups, x.est)
 	req := balancer.Request{
 		RequestID: x.log.ID, Model: model, Key: x.key.cfg.Name, Stream: x.stream, K: 1 + rt.cfg.Retries,
 		BodyLen: bodyLen,
 	}
-	x.pin(&req, rt)
+	x.pin(ctx, &req, rt)
 	plan := rt.bal.Plan(req, cands)
 	if x.session.id != "" && rt.affinityOn {
 		x.s.opts.Metrics.Affinity(plan.Decision.Affinity.Result)
@@ -125,14 +125,14 @@ func (x *exchange) plan(rt *route, model string, ups []*upstream, bodyLen int64)
 }
 
 // pin looks up the session's binding on route rt and sets it on req.
-func (x *exchange) pin(req *balancer.Request, rt *route) {
+func (x *exchange) pin(ctx context.Context, req *balancer.Request, rt *route) {
 	x.session.key = affinity.Key{}
 	if x.session.id == "" || !rt.affinityOn {
 		return
 	}
 	req.Session, req.SessionSource = x.session.id, x.session.source
 	x.session.key, x.session.policy = affinity.Key{APIKey: x.key.cfg.Name, Route: rt.cfg.Model, Session: x.session.id}, rt.affinity
-	if bound, ok := x.s.opts.Affinity.Get(x.session.key, x.session.policy); ok {
+	if bound, ok := x.s.opts.Affinity.Get(ctx, x.session.key, x.session.policy); ok {
 		req.Pinned = bound
 		if up := x.cat.byName[bound]; up != nil {
 			req.Migrate = up.migrate
@@ -159,21 +159,21 @@ func (x *exchange) runPlan(ctx context.Context, plan balancer.Plan, rt *route, m
 			x.s.opts.Metrics.Retry(rt.cfg.Model)
 		}
 		up := x.cat.byName[name]
-		adm, skip := x.admit(ctx, up, waitable)
+		lease, skip := x.admit(ctx, up, waitable)
 		if skip.full && up.cfg.Queue.Enabled {
 			// Its last slot went to a concurrent request since planning:
 			// queue for it after the rest of the order, as if planned waitable.
 			waits = append(waits[:len(waits):len(waits)], name)
 			continue
 		}
-		if adm == nil {
+		if lease == nil {
 			x.tally.failures = append(x.tally.failures, failure{upstream: name, detail: skip.reason, class: outcome.Canceled})
 			continue
 		}
 		o, committed := x.attempt(ctx, up, rt, model, body)
 		// A success (re)binds the session.
 		bind := o.Class == outcome.Success && x.session.key.Session != "" && rebinds(plan.Decision.Affinity, name)
-		adm.done(o, bind)
+		x.done(up, lease, o, bind)
 		if o.Class == outcome.Canceled {
 			x.log.Status, x.log.ErrorClass = 499, "client_canceled"
 			return true
@@ -191,7 +191,6 @@ func (x *exchange) runPlan(ctx context.Context, plan balancer.Plan, rt *route, m
 // committed reports that the client has the answer: no failover.
 func (x *exchange) attempt(ctx context.Context, up *upstream, rt *route, model string, body []byte) (o outcome.Outcome, committed bool) {
 	x.tally.attempts++
-	x.s.opts.Stats.Dispatched(up.cfg.Name, x.s.opts.Clock.Now())
 	st, o := x.start(ctx, up, rt.cfg.RouteSettings, model, body)
 	if st == nil {
 		return o, false

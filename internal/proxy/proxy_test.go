@@ -18,8 +18,8 @@ import (
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
-	"switchyard/internal/limits"
 	"switchyard/internal/provider"
+	"switchyard/internal/state"
 	"switchyard/internal/store"
 )
 
@@ -95,7 +95,7 @@ func newFixture(t *testing.T, ups []config.Upstream, o fixtureOpts) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, clock: fc, breakers: health.NewBreakers(circuit, fc), logs: &logRecorder{ch: make(chan store.RequestLog, 10000)}}
-	f.srv = New(Options{Clock: fc, Breakers: f.breakers, Slots: limits.NewSlots(), Logs: f.logs}, cat)
+	f.srv = New(Options{Clock: fc, State: state.NewLocal(state.LocalOptions{Clock: fc, Breakers: f.breakers}), Logs: f.logs}, cat)
 	ts := httptest.NewServer(f.srv)
 	t.Cleanup(ts.Close)
 	f.url = ts.URL

@@ -96,7 +96,7 @@ func TestFakeProviderServesProbesAndExplains(t *testing.T) {
 	if err := f.srv.Probe(context.Background(), "fake", "models"); err != nil || pings.Load() != 1 {
 		t.Fatalf("probe: %v, %d pings", err, pings.Load())
 	}
-	d, err := f.srv.Explain(ExplainRequest{Model: "m"})
+	d, err := f.srv.Explain(context.Background(), ExplainRequest{Model: "m"})
 	if err != nil || len(d.Order) != 1 || d.Order[0] != "fake" {
 		t.Fatalf("explain: %v %+v", err, d)
 	}

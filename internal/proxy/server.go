@@ -21,7 +21,6 @@ import (
 	"switchyard/internal/balancer"
 	"switchyard/internal/clock"
 	"switchyard/internal/codec"
-	"switchyard/internal/health"
 	"switchyard/internal/limits"
 	"switchyard/internal/metrics"
 	"switchyard/internal/state"
@@ -41,25 +40,13 @@ type Options struct {
 	Logger *slog.Logger
 	// Transport sends upstream requests. Default: a tuned http.Transport.
 	Transport http.RoundTripper
-	// Breakers are the per-upstream circuit breakers. Required.
-	Breakers *health.Breakers
-	// Slots count in-flight requests per upstream. Required.
-	Slots *limits.Slots
-	// Stats keeps live per-upstream statistics. Default: in-process.
-	Stats state.Stats
-	// Limiter keeps RPM/TPM windows and 429 cooldowns. Default: a new one.
-	Limiter *limits.Limiter
+	// State is the live routing state (breakers, limits, slots, statistics,
+	// key windows) whichever state.driver runs. Default: a new in-process one.
+	State state.Driver
 	// Spend tracks spend per upstream and key. Default: a new one (not persisted).
 	Spend *limits.Spend
-	// KeyRPM enforces per-key request limits. Default: a new one.
-	KeyRPM *limits.KeyLimiter
-	// Shared, when set (state.driver: redis), is the routing state shared
-	// with other instances: it admits every attempt against the shared
-	// breakers, windows, cooldowns and leases, and the local state above
-	// is only fed, to take over while Redis is down.
-	Shared *state.Redis
 	// Affinity holds session bindings. Default: an in-process table of 10,000.
-	Affinity affinity.Store
+	Affinity affinity.ContextStore
 	// Metrics records the Prometheus series. Default: a private, unexported set.
 	Metrics *metrics.Metrics
 	// Latency, when set, returns an upstream's last probe RTT in ms (the
@@ -93,23 +80,17 @@ func New(opts Options, cat *Catalog) *Server {
 	if opts.Transport == nil {
 		opts.Transport = NewTransport()
 	}
-	if opts.Limiter == nil {
-		opts.Limiter = limits.NewLimiter(opts.Clock)
+	if opts.State == nil {
+		opts.State = state.NewLocal(state.LocalOptions{Clock: opts.Clock})
 	}
 	if opts.Spend == nil {
 		opts.Spend = limits.NewSpend(opts.Clock)
 	}
-	if opts.KeyRPM == nil {
-		opts.KeyRPM = limits.NewKeyLimiter(opts.Clock)
-	}
 	if opts.Affinity == nil {
-		opts.Affinity = affinity.NewTable(affinity.DefaultMaxEntries, opts.Clock)
+		opts.Affinity = affinity.WithContext(affinity.NewTable(affinity.DefaultMaxEntries, opts.Clock))
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New(func() []string { return nil }, func() []string { return nil })
-	}
-	if opts.Stats == nil {
-		opts.Stats = state.NewMemory(state.DefaultWindow)
 	}
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = 64 << 20

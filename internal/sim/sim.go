@@ -122,12 +122,16 @@ func newRun(cfg *config.Config, sc *Scenario, seed uint64) (*run, error) {
 	for _, u := range cfg.Upstreams {
 		limiter.Configure(u.Name, u.RateLimit.RPM, u.RateLimit.TPM)
 	}
+	sessions := affinity.NewTable(cfg.Affinity.MaxEntries, sch)
 	r.srv = proxy.New(proxy.Options{
-		Clock: sch, Transport: transport{r}, Breakers: r.breakers, Slots: limits.NewSlotsWithClock(sch),
-		Stats: recordingStats{Memory: state.NewMemory(state.DefaultWindow), r: r}, Limiter: limiter,
-		Spend: limits.NewSpend(sch), KeyRPM: limits.NewKeyLimiter(sch),
-		Affinity: affinity.NewTable(cfg.Affinity.MaxEntries, sch),
-		Logs:     logSink{r}, OnDecision: r.decision,
+		Clock: sch, Transport: transport{r},
+		State: state.NewLocal(state.LocalOptions{
+			Clock: sch, Breakers: r.breakers, Slots: limits.NewSlotsWithClock(sch),
+			Stats: recordingStats{Memory: state.NewMemory(state.DefaultWindow), r: r}, Limiter: limiter,
+			Keys: limits.NewKeyLimiter(sch), Sessions: sessions,
+		}),
+		Spend: limits.NewSpend(sch), Affinity: affinity.WithContext(sessions),
+		Logs: logSink{r}, OnDecision: r.decision,
 		Latency: func(name string) float64 {
 			if u := r.byUp[name]; u != nil {
 				return u.latencyMs

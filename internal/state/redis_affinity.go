@@ -40,7 +40,7 @@ type RedisAffinity struct {
 	local *affinity.Table
 }
 
-var _ affinity.Store = (*RedisAffinity)(nil)
+var _ affinity.ContextStore = (*RedisAffinity)(nil)
 
 // Affinity returns the shared sticky table, falling back to local.
 // Settle writes the bindings it makes to local as well.
@@ -64,16 +64,16 @@ func policyMs(p affinity.Policy) (sliding, absolute int64) {
 }
 
 // Get returns k's live binding from Redis (one round trip), marking it used.
-func (a *RedisAffinity) Get(k affinity.Key, pol affinity.Policy) (string, bool) {
+func (a *RedisAffinity) Get(ctx context.Context, k affinity.Key, pol affinity.Policy) (string, bool) {
 	if !a.r.up.Load() {
 		a.r.fallback(OpAffinity)
 		return a.local.Get(k, pol)
 	}
-	ctx, cancel := a.r.ctx()
+	rctx, cancel := a.r.opCtx(ctx)
 	defer cancel()
 	sl, ab := policyMs(pol)
-	up, err := bindGetScript.Run(ctx, a.r.rdb, []string{a.r.bindingKey(k)}, a.r.nowMs(), sl, ab).Text()
-	if !a.r.result(OpAffinity, err) {
+	up, err := bindGetScript.Run(rctx, a.r.rdb, []string{a.r.bindingKey(k)}, a.r.nowMs(), sl, ab).Text()
+	if !a.r.result(ctx, OpAffinity, err) {
 		return a.local.Get(k, pol)
 	}
 	if up == "" {
@@ -83,11 +83,11 @@ func (a *RedisAffinity) Get(k affinity.Key, pol affinity.Policy) (string, bool) 
 }
 
 // Peek returns k's live binding without marking it used.
-func (a *RedisAffinity) Peek(k affinity.Key, pol affinity.Policy) (affinity.Binding, bool) {
+func (a *RedisAffinity) Peek(ctx context.Context, k affinity.Key, pol affinity.Policy) (affinity.Binding, bool) {
 	if !a.r.up.Load() {
 		return a.local.Peek(k, pol)
 	}
-	bs, ok := a.read(k.Session, []string{a.r.bindingKey(k)}, pol)
+	bs, ok := a.read(ctx, k.Session, []string{a.r.bindingKey(k)}, pol)
 	if !ok {
 		return a.local.Peek(k, pol)
 	}
@@ -98,16 +98,16 @@ func (a *RedisAffinity) Peek(k affinity.Key, pol affinity.Policy) (affinity.Bind
 }
 
 // Bind binds k to upstream in Redis and in the local table.
-func (a *RedisAffinity) Bind(k affinity.Key, upstream string, pol affinity.Policy) {
+func (a *RedisAffinity) Bind(ctx context.Context, k affinity.Key, upstream string, pol affinity.Policy) {
 	a.local.Bind(k, upstream, pol)
 	if k.Session == "" || upstream == "" || !a.r.up.Load() {
 		return
 	}
-	ctx, cancel := a.r.ctx()
+	rctx, cancel := a.r.opCtx(ctx)
 	defer cancel()
 	b := a.r.batch()
-	a.r.bindIn(ctx, b, Bind{Key: k, Upstream: upstream, Policy: pol}, a.r.clk.Now())
-	a.r.result(OpAffinity, b.exec(ctx))
+	a.r.bindIn(rctx, b, Bind{Key: k, Upstream: upstream, Policy: pol}, a.r.clk.Now())
+	a.r.result(ctx, OpAffinity, b.exec(rctx))
 }
 
 // bindIn queues a binding in b. The caller writes it to its local table.
@@ -121,37 +121,37 @@ func (r *Redis) bindIn(ctx context.Context, b *batch, bd Bind, now time.Time) {
 }
 
 // DeleteSession removes session's bindings in Redis and locally.
-func (a *RedisAffinity) DeleteSession(session string) int {
+func (a *RedisAffinity) DeleteSession(ctx context.Context, session string) int {
 	n := a.local.DeleteSession(session)
 	if !a.r.up.Load() {
 		return n
 	}
-	ctx, cancel := a.r.ctx()
+	rctx, cancel := a.r.opCtx(ctx)
 	defer cancel()
 	idx := a.r.sessionIndex(session)
-	keys, err := a.r.rdb.SMembers(ctx, idx).Result()
-	if !a.r.result(OpAffinity, err) {
+	keys, err := a.r.rdb.SMembers(rctx, idx).Result()
+	if !a.r.result(ctx, OpAffinity, err) {
 		return n
 	}
-	removed, err := a.r.rdb.Del(ctx, append(keys, idx)...).Result()
-	if !a.r.result(OpAffinity, err) {
+	removed, err := a.r.rdb.Del(rctx, append(keys, idx)...).Result()
+	if !a.r.result(ctx, OpAffinity, err) {
 		return n
 	}
 	return max(n, int(removed)-1) // the index itself is not a binding
 }
 
 // Lookup returns session's live bindings, from Redis when it answers.
-func (a *RedisAffinity) Lookup(session string) []affinity.Binding {
+func (a *RedisAffinity) Lookup(ctx context.Context, session string) []affinity.Binding {
 	if !a.r.up.Load() {
 		return a.local.Lookup(session)
 	}
-	ctx, cancel := a.r.ctx()
+	rctx, cancel := a.r.opCtx(ctx)
 	defer cancel()
-	keys, err := a.r.rdb.SMembers(ctx, a.r.sessionIndex(session)).Result()
-	if !a.r.result(OpAffinity, err) {
+	keys, err := a.r.rdb.SMembers(rctx, a.r.sessionIndex(session)).Result()
+	if !a.r.result(ctx, OpAffinity, err) {
 		return a.local.Lookup(session)
 	}
-	bs, ok := a.read(session, keys, affinity.Policy{})
+	bs, ok := a.read(ctx, session, keys, affinity.Policy{})
 	if !ok {
 		return a.local.Lookup(session)
 	}
@@ -166,22 +166,22 @@ func (a *RedisAffinity) Lookup(session string) []affinity.Binding {
 
 // read fetches the bindings stored at keys. Redis expires them by their
 // TTLs; pol, when it has limits, also drops any already expired under it.
-func (a *RedisAffinity) read(session string, keys []string, pol affinity.Policy) ([]affinity.Binding, bool) {
+func (a *RedisAffinity) read(ctx context.Context, session string, keys []string, pol affinity.Policy) ([]affinity.Binding, bool) {
 	out := []affinity.Binding{}
 	if len(keys) == 0 {
 		return out, true
 	}
-	ctx, cancel := a.r.ctx()
+	rctx, cancel := a.r.opCtx(ctx)
 	defer cancel()
 	pipe := a.r.rdb.Pipeline()
 	cmds := make([]*redis.SliceCmd, len(keys))
 	ttls := make([]*redis.DurationCmd, len(keys))
 	for i, k := range keys {
-		cmds[i] = pipe.HMGet(ctx, k, "up", "created", "used")
-		ttls[i] = pipe.PTTL(ctx, k)
+		cmds[i] = pipe.HMGet(rctx, k, "up", "created", "used")
+		ttls[i] = pipe.PTTL(rctx, k)
 	}
-	_, err := pipe.Exec(ctx)
-	if !a.r.result(OpAffinity, err) {
+	_, err := pipe.Exec(rctx)
+	if !a.r.result(ctx, OpAffinity, err) {
 		return nil, false
 	}
 	now := a.r.clk.Now()

@@ -45,11 +45,11 @@ func TestRedisAffinitySharedBinding(t *testing.T) {
 	p := newAffinityPair(t)
 	pol := affinityPolicy(time.Minute, time.Hour)
 	k := testKey("s1")
-	if up, ok := p.affB.Get(k, pol); ok {
+	if up, ok := p.affB.Get(context.Background(), k, pol); ok {
 		t.Fatalf("Get before any Bind = %q, want a miss", up)
 	}
-	p.affA.Bind(k, "up1", pol)
-	if up, ok := p.affB.Get(k, pol); !ok || up != "up1" {
+	p.affA.Bind(context.Background(), k, "up1", pol)
+	if up, ok := p.affB.Get(context.Background(), k, pol); !ok || up != "up1" {
 		t.Fatalf("B.Get = %q %v, want up1 bound through A", up, ok)
 	}
 	if up, ok := p.la.Get(k, pol); !ok || up != "up1" {
@@ -64,12 +64,12 @@ func TestRedisAffinitySharedBinding(t *testing.T) {
 		{APIKey: k.APIKey, Route: "claude-*", Session: k.Session},
 		{APIKey: k.APIKey, Route: k.Route, Session: "s2"},
 	} {
-		if up, ok := p.affB.Get(other, pol); ok {
+		if up, ok := p.affB.Get(context.Background(), other, pol); ok {
 			t.Fatalf("Get(%+v) = %q, want a miss", other, up)
 		}
 	}
 	p.clk.Advance(10 * time.Second)
-	b, ok := p.affB.Peek(k, pol)
+	b, ok := p.affB.Peek(context.Background(), k, pol)
 	if !ok || b.Upstream != "up1" || b.Key != k || !b.CreatedAt.Equal(t0) || !b.LastUsed.Equal(t0) {
 		t.Fatalf("Peek = %+v %v, want up1 created and used at t0 (the Get was at t0)", b, ok)
 	}
@@ -77,8 +77,8 @@ func TestRedisAffinitySharedBinding(t *testing.T) {
 		t.Fatalf("Peek.ExpiresAt = now+%v, want within the sliding minute", d)
 	}
 	// Empty sessions and upstreams are not bound.
-	p.affA.Bind(testKey(""), "up1", pol)
-	p.affA.Bind(testKey("s3"), "", pol)
+	p.affA.Bind(context.Background(), testKey(""), "up1", pol)
+	p.affA.Bind(context.Background(), testKey("s3"), "", pol)
 	if keys := keysUnder(t, rawClient(t), p.a.prefix+"aff:"); len(keys) != 2 {
 		t.Fatalf("affinity keys = %q, want the one binding and its session index", keys)
 	}
@@ -114,13 +114,13 @@ func TestRedisAffinityTTLs(t *testing.T) {
 			raw := rawClient(t)
 			k := testKey("s1")
 			bk := p.a.bindingKey(k)
-			p.affA.Bind(k, "up1", tc.pol)
+			p.affA.Bind(context.Background(), k, "up1", tc.pol)
 			for i, s := range tc.steps {
 				p.clk.Advance(s.advance)
-				if _, ok := p.affB.Peek(k, tc.pol); ok != s.hit {
+				if _, ok := p.affB.Peek(context.Background(), k, tc.pol); ok != s.hit {
 					t.Fatalf("step %d (+%v): Peek hit %v, want %v", i, p.clk.Now().Sub(t0), ok, s.hit)
 				}
-				up, ok := p.affB.Get(k, tc.pol)
+				up, ok := p.affB.Get(context.Background(), k, tc.pol)
 				if ok != s.hit || s.hit && up != "up1" {
 					t.Fatalf("step %d (+%v): Get = %q %v, want hit %v", i, p.clk.Now().Sub(t0), up, ok, s.hit)
 				}
@@ -159,8 +159,8 @@ func TestRedisAffinityRebind(t *testing.T) {
 	}
 	for i, s := range steps {
 		p.clk.Advance(s.advance)
-		s.on.Bind(k, s.upstream, pol)
-		b, ok := p.affB.Peek(k, pol)
+		s.on.Bind(context.Background(), k, s.upstream, pol)
+		b, ok := p.affB.Peek(context.Background(), k, pol)
 		if !ok || b.Upstream != s.upstream || !b.CreatedAt.Equal(t0.Add(s.created)) || !b.LastUsed.Equal(p.clk.Now()) {
 			t.Fatalf("step %d: Peek = %+v %v, want %s created at +%v, used now (+%v)",
 				i, b, ok, s.upstream, s.created, p.clk.Now().Sub(t0))
@@ -185,10 +185,10 @@ func TestRedisAffinityLookupAndDelete(t *testing.T) {
 		{affinity.Key{APIKey: "alpha", Route: "r-a", Session: "s2"}, "up9"},
 	}
 	for i, bd := range binds {
-		[]*RedisAffinity{p.affA, p.affB}[i%2].Bind(bd.key, bd.upstream, pol)
+		[]*RedisAffinity{p.affA, p.affB}[i%2].Bind(context.Background(), bd.key, bd.upstream, pol)
 		p.clk.Advance(time.Second)
 	}
-	got := p.affB.Lookup("s1")
+	got := p.affB.Lookup(context.Background(), "s1")
 	want := []struct{ route, key, upstream string }{{"r-a", "alpha", "up1"}, {"r-b", "alpha", "up2"}, {"r-b", "beta", "up3"}}
 	if len(got) != len(want) {
 		t.Fatalf("Lookup(s1) = %+v, want %d bindings", got, len(want))
@@ -199,23 +199,23 @@ func TestRedisAffinityLookupAndDelete(t *testing.T) {
 			t.Fatalf("Lookup(s1)[%d] = %+v, want %s/%s → %s", i, g, w.route, w.key, w.upstream)
 		}
 	}
-	if got := p.affA.Lookup("none"); got == nil || len(got) != 0 {
+	if got := p.affA.Lookup(context.Background(), "none"); got == nil || len(got) != 0 {
 		t.Fatalf("Lookup(none) = %#v, want empty and not nil", got)
 	}
 
 	// A holds s1's first and third bindings in its local table (it made
 	// them); the count is of the bindings Redis held.
-	if n := p.affA.DeleteSession("s1"); n != 3 {
+	if n := p.affA.DeleteSession(context.Background(), "s1"); n != 3 {
 		t.Fatalf("DeleteSession(s1) = %d, want 3", n)
 	}
-	if got := p.affB.Lookup("s1"); len(got) != 0 {
+	if got := p.affB.Lookup(context.Background(), "s1"); len(got) != 0 {
 		t.Fatalf("Lookup(s1) after DeleteSession = %+v", got)
 	}
 	if got := p.la.Lookup("s1"); len(got) != 0 {
 		t.Fatalf("A's local table keeps %+v after DeleteSession", got)
 	}
 	for _, bd := range binds[:3] {
-		if up, ok := p.affB.Get(bd.key, pol); ok {
+		if up, ok := p.affB.Get(context.Background(), bd.key, pol); ok {
 			t.Fatalf("Get(%+v) = %q after DeleteSession", bd.key, up)
 		}
 		if raw.Exists(ctx, p.a.bindingKey(bd.key)).Val() != 0 {
@@ -225,13 +225,13 @@ func TestRedisAffinityLookupAndDelete(t *testing.T) {
 	if raw.Exists(ctx, p.a.sessionIndex("s1")).Val() != 0 {
 		t.Fatal("session index still in Redis")
 	}
-	if got := p.affA.Lookup("s2"); len(got) != 1 || got[0].Upstream != "up9" {
+	if got := p.affA.Lookup(context.Background(), "s2"); len(got) != 1 || got[0].Upstream != "up9" {
 		t.Fatalf("Lookup(s2) = %+v, want the other session untouched", got)
 	}
-	if n := p.affB.DeleteSession("s2"); n != 1 {
+	if n := p.affB.DeleteSession(context.Background(), "s2"); n != 1 {
 		t.Fatalf("DeleteSession(s2) through B = %d, want 1", n)
 	}
-	if n := p.affB.DeleteSession("s2"); n != 0 {
+	if n := p.affB.DeleteSession(context.Background(), "s2"); n != 0 {
 		t.Fatalf("DeleteSession(s2) again = %d, want 0", n)
 	}
 }
@@ -246,17 +246,17 @@ func TestRedisAffinitySettleBinds(t *testing.T) {
 	if up, ok := p.la.Get(k, pol); !ok || up != "up1" {
 		t.Fatalf("A's local table = %q %v, want up1", up, ok)
 	}
-	if up, ok := p.affB.Get(k, pol); !ok || up != "up1" {
+	if up, ok := p.affB.Get(context.Background(), k, pol); !ok || up != "up1" {
 		t.Fatalf("B.Get = %q %v, want up1 from Redis", up, ok)
 	}
-	if got := p.affB.Lookup("s1"); len(got) != 1 || got[0].Upstream != "up1" {
+	if got := p.affB.Lookup(context.Background(), "s1"); len(got) != 1 || got[0].Upstream != "up1" {
 		t.Fatalf("Lookup = %+v, want the binding indexed", got)
 	}
 	// A rebinding in Settle keeps the creation time too.
 	p.clk.Advance(5 * time.Second)
 	tk = admitOK(t, p.b, Admission{Upstream: "up1"})
 	p.b.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.Success}, Bind: &Bind{Key: k, Upstream: "up1", Policy: pol}})
-	if b, ok := p.affA.Peek(k, pol); !ok || !b.CreatedAt.Equal(t0) || !b.LastUsed.Equal(p.clk.Now()) {
+	if b, ok := p.affA.Peek(context.Background(), k, pol); !ok || !b.CreatedAt.Equal(t0) || !b.LastUsed.Equal(p.clk.Now()) {
 		t.Fatalf("Peek after rebinding in Settle = %+v %v", b, ok)
 	}
 	if b, ok := p.lb.Peek(k, pol); !ok || b.Upstream != "up1" {
@@ -275,29 +275,29 @@ func TestRedisAffinityFallback(t *testing.T) {
 	k := testKey("s1")
 	local.Bind(k, "up1", pol)
 	// Redis is believed up: the call fails and the local table answers.
-	if up, ok := aff.Get(k, pol); !ok || up != "up1" {
+	if up, ok := aff.Get(context.Background(), k, pol); !ok || up != "up1" {
 		t.Fatalf("Get with Redis failing = %q %v, want up1 from the local table", up, ok)
 	}
 	if r.Up() {
 		t.Fatal("Up() after a failed call")
 	}
 	// Known down: straight to the local table.
-	aff.Bind(testKey("s2"), "up2", pol)
-	if up, ok := aff.Get(testKey("s2"), pol); !ok || up != "up2" {
+	aff.Bind(context.Background(), testKey("s2"), "up2", pol)
+	if up, ok := aff.Get(context.Background(), testKey("s2"), pol); !ok || up != "up2" {
 		t.Fatalf("Get while down = %q %v, want up2", up, ok)
 	}
-	if b, ok := aff.Peek(k, pol); !ok || b.Upstream != "up1" {
+	if b, ok := aff.Peek(context.Background(), k, pol); !ok || b.Upstream != "up1" {
 		t.Fatalf("Peek while down = %+v %v", b, ok)
 	}
-	if got := aff.Lookup("s2"); len(got) != 1 || got[0].Upstream != "up2" {
+	if got := aff.Lookup(context.Background(), "s2"); len(got) != 1 || got[0].Upstream != "up2" {
 		t.Fatalf("Lookup while down = %+v", got)
 	}
 	tk, _ := r.Admit(context.Background(), Admission{Upstream: "up3"})
 	r.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.Success}, Bind: &Bind{Key: testKey("s3"), Upstream: "up3", Policy: pol}})
-	if up, ok := aff.Get(testKey("s3"), pol); !ok || up != "up3" {
+	if up, ok := aff.Get(context.Background(), testKey("s3"), pol); !ok || up != "up3" {
 		t.Fatalf("Get of a binding Settle made while down = %q %v", up, ok)
 	}
-	if n := aff.DeleteSession("s2"); n != 1 {
+	if n := aff.DeleteSession(context.Background(), "s2"); n != 1 {
 		t.Fatalf("DeleteSession while down = %d, want 1", n)
 	}
 	fb, ups := rec.snapshot()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"math"
 	"net"
@@ -20,6 +21,7 @@ import (
 	"switchyard/internal/affinity"
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
+	"switchyard/internal/limits"
 	"switchyard/internal/outcome"
 )
 
@@ -335,8 +337,8 @@ func TestRedisTPMWindow(t *testing.T) {
 	second := admitOK(t, b, adm(40)) // 90
 	admitDenied(t, a, adm(11), "tpm", time.Minute, time.Minute)
 	admitOK(t, a, adm(10)) // exactly 100
-	// Tokens < 0 keeps the estimate.
-	b.Settle(second, keep)
+	// Usage equal to the estimate changes nothing.
+	b.Settle(second, Settlement{Outcome: outcome.Outcome{Class: outcome.Success, InputTokens: 30, OutputTokens: 10}})
 	if got := syncView(t, a, "u").TPMUsed; got != 100 {
 		t.Fatalf("TPMUsed after settling with the estimate = %d, want 100", got)
 	}
@@ -454,7 +456,7 @@ func TestRedisBreakerShared(t *testing.T) {
 	if got := rec.transitionsTo(); got[len(got)-1] != "u/open" || rec.lastReason() != "HTTP 503" {
 		t.Fatalf("transitions after the failed probe = %v (%q)", got, rec.lastReason())
 	}
-	if v := syncView(t, b, "u"); v.Breaker != "open" || v.BreakerReason != "probe failed: HTTP 503" || !v.BreakerUntil.Equal(clk.Now().Add(20*time.Second)) {
+	if v := syncView(t, b, "u"); v.Breaker != "open" || v.BreakerReason != "half-open probe failed: HTTP 503" || !v.BreakerUntil.Equal(clk.Now().Add(20*time.Second)) {
 		t.Fatalf("view after the failed probe = %+v", v)
 	}
 	admitDenied(t, b, adm, "breaker", 20*time.Second, 20*time.Second)
@@ -832,7 +834,7 @@ func TestRedisQueueAcrossInstances(t *testing.T) {
 		waitQueued(t, clk, base, res)
 		clk.Advance(queuePoll)
 		r := receive(t, res)
-		if r.d == nil || r.d.Reason != "queue_timeout" {
+		if r.d == nil || r.d.Reason != "queue_timeout" || !errors.Is(r.d, limits.ErrQueueTimeout) {
 			t.Fatalf("Admit = %+v %+v, want queue_timeout", r.tk, r.d)
 		}
 		if n := raw.ZCard(ctx, a.key("u", "queue")).Val(); n != 0 {
@@ -844,6 +846,7 @@ func TestRedisQueueAcrossInstances(t *testing.T) {
 		waitQueued(t, clk, base, res)
 	})
 
+	// A caller that left is not a queue timeout (it was reported as one).
 	t.Run("context canceled leaves the queue", func(t *testing.T) {
 		clk := clock.NewFake(t0)
 		a := newTestRedis(t, testCircuit, clk)
@@ -855,8 +858,8 @@ func TestRedisQueueAcrossInstances(t *testing.T) {
 		waitQueued(t, clk, base, res)
 		cancel()
 		r := receive(t, res)
-		if r.d == nil || r.d.Reason != "queue_timeout" {
-			t.Fatalf("Admit = %+v %+v, want queue_timeout", r.tk, r.d)
+		if r.d == nil || r.d.Reason != "canceled" || !errors.Is(r.d, context.Canceled) || errors.Is(r.d, limits.ErrQueueTimeout) {
+			t.Fatalf("Admit = %+v %+v, want canceled wrapping context.Canceled", r.tk, r.d)
 		}
 		if n := raw.ZCard(ctx, a.key("u", "queue")).Val(); n != 0 {
 			t.Fatalf("queue zset has %d after the cancel, want 0", n)
@@ -929,8 +932,8 @@ func TestRedisStats(t *testing.T) {
 	approx("LatencyEWMA", v.Stats.LatencyEWMA, 0.3*200+0.7*100)
 	approx("TTFTEWMA", v.Stats.TTFTEWMA, 0.3*300+0.7*500)
 	approx("TPSEWMA", v.Stats.TPSEWMA, 0.3*60+0.7*40)
-	if s := a.Snapshot("u", clk.Now()); s != v.Stats {
-		t.Fatalf("Snapshot = %+v, want the view's %+v", s, v.Stats)
+	if s := NewRedisDriver(a, NewLocal(LocalOptions{Clock: clk})).Upstream("u", 0).Stats; s != v.Stats {
+		t.Fatalf("driver's Stats = %+v, want the view's %+v", s, v.Stats)
 	}
 
 	failAt := clk.Now().Add(time.Second)
@@ -1048,9 +1051,10 @@ func TestRedisFallbackWhenDown(t *testing.T) {
 	if _, ok := r.View("u"); ok {
 		t.Fatal("View ok while Redis is down")
 	}
-	r.Observe("u", outcome.Outcome{Latency: 100 * time.Millisecond}, clk.Now())
-	if s := r.Snapshot("u", clk.Now()); s.LatencyEWMA != 100 {
-		t.Fatalf("Snapshot while down = %+v, want the local statistics", s)
+	stats := NewMemory(DefaultWindow)
+	stats.Observe("u", outcome.Outcome{Latency: 100 * time.Millisecond}, clk.Now())
+	if s := NewRedisDriver(r, NewLocal(LocalOptions{Clock: clk, Stats: stats})).Upstream("u", 0).Stats; s.LatencyEWMA != 100 {
+		t.Fatalf("driver's Stats while down = %+v, want the local statistics", s)
 	}
 	fb, ups := rec.snapshot()
 	if want := map[string]int{OpAdmit: 3, OpSettle: 1, OpSync: 1}; !equalCounts(fb, want) {
@@ -1276,8 +1280,9 @@ func TestRedisKeysHaveTTLs(t *testing.T) {
 	base := clk.Pending()
 	res := admitAsync(b, ctx, adm) // queued
 	waitQueued(t, clk, base, res)
-	a.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.ServerError, Detail: "HTTP 500", InputTokens: 5, Cooldown: time.Minute, Latency: time.Second}, Spend: 1, SpendKey: "k", Bind: &Bind{Key: testKey("s1"), Upstream: "u", Policy: pol}})
-	a.Affinity(affinity.NewTable(10, clk)).Bind(testKey("s2"), "u", affinityPolicy(time.Minute, time.Hour))
+	a.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.ServerError, Detail: "HTTP 500", InputTokens: 5, Latency: time.Second}, Spend: 1, SpendKey: "k", Bind: &Bind{Key: testKey("s1"), Upstream: "u", Policy: pol}})
+	a.Settle(admitOK(t, a, Admission{Upstream: "u"}), Settlement{Outcome: outcome.Outcome{Class: outcome.RateLimited, Cooldown: time.Minute}})
+	a.Affinity(affinity.NewTable(10, clk)).Bind(context.Background(), testKey("s2"), "u", affinityPolicy(time.Minute, time.Hour))
 	tk2 := admitOK(t, a, Admission{Upstream: "trip"})
 	a.Settle(tk2, Settlement{Outcome: outcome.Outcome{Class: outcome.AuthError}})
 	a.SetWatch(Watch{Upstreams: []string{"u", "trip"}, SpendKeys: []string{"k"}})

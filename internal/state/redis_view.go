@@ -3,7 +3,6 @@ package state
 import (
 	"context"
 	"strconv"
-	"switchyard/internal/outcome"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -117,7 +116,7 @@ func (r *Redis) Sync(onSpend func(scope, name string, dayUSD, monthUSD float64))
 	wasUp := r.up.Load()
 	now := r.clk.Now()
 	nowMs := now.UnixMilli()
-	ctx, cancel := r.ctx()
+	ctx, cancel := r.opCtx(context.Background())
 	defer cancel()
 	pipe := r.rdb.Pipeline()
 	reads := make([]upstreamReads, len(w.Upstreams))
@@ -149,7 +148,7 @@ func (r *Redis) Sync(onSpend func(scope, name string, dayUSD, monthUSD float64))
 		}
 	}
 	_, err := pipe.Exec(ctx)
-	if !r.result(OpSync, err) {
+	if !r.result(context.Background(), OpSync, err) {
 		return
 	}
 	if !wasUp {
@@ -186,8 +185,8 @@ func (rd *upstreamReads) view(now time.Time, sec int64) View {
 	untl, pnext, pheld := parseInt(st(1)), parseInt(st(2)), parseInt(st(3))
 	nowMs := now.UnixMilli()
 	switch st(0) {
-	case "open":
-		v.Breaker, v.BreakerUntil = "open", time.UnixMilli(untl)
+	case "open": // the first probe also waits for probe_interval after the last
+		v.Breaker, v.BreakerUntil = "open", time.UnixMilli(max(untl, pnext))
 		if nowMs >= untl { // due to turn half-open on the next admission
 			v.Breaker, v.BreakerUntil = "half_open", time.UnixMilli(max(pnext, untl))
 		}
@@ -236,7 +235,7 @@ func (r *Redis) Renew() {
 		byKey[k] = append(byKey[k], redis.Z{Score: expiry, Member: id})
 	}
 	r.mu.Unlock()
-	ctx, cancel := r.ctx()
+	ctx, cancel := r.opCtx(context.Background())
 	defer cancel()
 	pipe := r.rdb.Pipeline()
 	expired := strconv.FormatInt(now, 10)
@@ -249,7 +248,7 @@ func (r *Redis) Renew() {
 		pipe.PExpire(ctx, k, 2*r.lease)
 	}
 	_, err := pipe.Exec(ctx)
-	if !r.result(OpLease, err) {
+	if !r.result(context.Background(), OpLease, err) {
 		return
 	}
 	// A request settled while the renewal was on its way had its lease
@@ -275,7 +274,7 @@ func (r *Redis) Renew() {
 		pipe.ZRem(ctx, k, ids...)
 	}
 	_, err = pipe.Exec(ctx)
-	r.result(OpLease, err)
+	r.result(context.Background(), OpLease, err)
 }
 
 // spendKeys returns the keys of scope's name's shared spend in the UTC day
@@ -295,28 +294,6 @@ func (r *Redis) addSpend(ctx context.Context, b *batch, now time.Time, scope, na
 	b.pipe.IncrByFloat(ctx, m, usd)
 	b.pipe.Expire(ctx, m, 32*24*time.Hour)
 }
-
-// Dispatched counts a request in the local window; the shared one counts it
-// at admission.
-func (r *Redis) Dispatched(upstream string, now time.Time) { r.local.Dispatched(upstream, now) }
-
-// Observe folds a result into the local statistics; the shared ones get it
-// at Settle.
-func (r *Redis) Observe(upstream string, res outcome.Outcome, now time.Time) {
-	r.local.Observe(upstream, res, now)
-}
-
-// Snapshot returns the shared statistics as of the last sync, or the local
-// ones while Redis is down.
-func (r *Redis) Snapshot(upstream string, now time.Time) Snapshot {
-	if v, ok := r.View(upstream); ok {
-		return v.Stats
-	}
-	return r.local.Snapshot(upstream, now)
-}
-
-// Forget drops the local statistics; the shared ones expire by themselves.
-func (r *Redis) Forget(upstream string) { r.local.Forget(upstream) }
 
 func parseInt(v any) int64 {
 	s, _ := v.(string)

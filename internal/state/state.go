@@ -1,8 +1,11 @@
-// Package state keeps the live per-upstream statistics that routing reads:
-// requests in a sliding window, latency/TTFT/throughput EWMAs and the failure
-// streak. The Stats interface is what the proxy and the balancer's snapshot
-// builder use; Memory keeps it in process, and a shared implementation lets
-// several gateway instances see the same numbers (DESIGN.md §7).
+// Package state is the live per-upstream routing state behind one
+// interface, Driver (driver.go): admission and its lease, the read side
+// planning, the admin API and the metrics share, the client keys' rpm and
+// the prober's breaker. Local keeps it in process (state.driver: memory);
+// RedisDriver shares it between gateway instances through Redis and falls
+// back to the Local it wraps (DESIGN.md §7). Stats and Memory are the
+// statistics part: requests in a sliding window, latency/TTFT/throughput
+// EWMAs and the failure streak.
 package state
 
 import (

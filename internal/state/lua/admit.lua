@@ -11,7 +11,8 @@
 --       (how long a claimed probe whose outcome never comes blocks the next;
 --       probe_interval still spaces them),
 --       10 queue: 0 none, 1 wait in it, 11 queue max length, 12 queue timeout ms,
---       13 ttl ms of the breaker and statistics keys
+--       13 ttl ms of the breaker and statistics keys, 14 probe only: 1 asks
+--       the breaker alone (the active prober): nothing else is checked or counted
 -- Returns {1, probe, in_flight} or {0, reason, wait ms}; reason is one of
 -- breaker, cooldown, rpm, tpm, full, queue_full.
 local now = tonumber(ARGV[1])
@@ -21,6 +22,7 @@ local rpm, tpm, maxc = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local lease, pint, plea = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local queued, qmax, qtimeout = ARGV[10] == '1', tonumber(ARGV[11]), tonumber(ARGV[12])
 local keep = tonumber(ARGV[13])
+local probeOnly = ARGV[14] == '1'
 
 -- breaker
 local b = redis.call('HMGET', KEYS[1], 'st', 'until', 'pnext', 'pheld')
@@ -38,6 +40,14 @@ if st == 'half' then
   if pheld > now then return {0, 'breaker', math.max(pnext - now, 1)} end
   if now < pnext then return {0, 'breaker', pnext - now} end
   probe = 1
+end
+
+if probeOnly then
+  if probe == 1 then
+    redis.call('HSET', KEYS[1], 'pheld', now + plea, 'pnext', now + pint)
+    redis.call('PEXPIRE', KEYS[1], keep)
+  end
+  return {1, probe, 0}
 end
 
 -- 429 cooldown

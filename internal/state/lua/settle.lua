@@ -9,7 +9,10 @@
 --       6 token correction, 7 cooldown ms, 8 failure threshold,
 --       9 failure window ms, 10 open ms, 11 success threshold, 12 latency ms,
 --       13 ttft ms, 14 tokens/s, 15 alpha, 16 ttl ms of the breaker and
---       statistics keys, 17 cooldown reason
+--       statistics keys, 17 cooldown reason, 18 the trip reason of a failed
+--       half-open probe (4 is the trip reason while closed; both come from
+--       health.TripReason, so that both implementations word them alike),
+--       19 probe only: 1 feeds the breaker alone (the active prober)
 -- Returns the breaker transition: '' (none), 'open', 'half' or 'closed'.
 local now, id, outcome, reason = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
 local bucket, delta, cool = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -17,6 +20,7 @@ local threshold, window, open = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(A
 local succNeeded = tonumber(ARGV[11])
 local lat, ttft, tps, alpha = tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15])
 local keep = tonumber(ARGV[16])
+local probeReason, probeOnly = ARGV[18], ARGV[19] == '1'
 
 redis.call('ZREM', KEYS[5], id)
 redis.call('ZREM', KEYS[6], id)
@@ -28,10 +32,13 @@ if cool > 0 and redis.call('PTTL', KEYS[3]) < cool then
 end
 
 -- breaker
-local function trip(why)
+-- trip opens the breaker for its next, doubled open period. The trip count
+-- restarts once the breaker has stayed closed for a full window: only a
+-- trip from closed can find that (health.Breakers does the same).
+local function trip(why, fromClosed)
   local b = redis.call('HMGET', KEYS[1], 'trips', 'closed')
   local trips, closed = tonumber(b[1]) or 0, tonumber(b[2]) or 0
-  if closed > 0 and now - closed >= window then trips = 0 end
+  if fromClosed and closed > 0 and now - closed >= window then trips = 0 end
   trips = trips + 1
   local d = open * math.min(2 ^ (trips - 1), 10)
   redis.call('HSET', KEYS[1], 'st', 'open', 'until', now + d, 'trips', trips, 'reason', why, 'pheld', 0, 'succ', 0)
@@ -49,14 +56,14 @@ if st == 'open' then
 end
 if st == '' then
   if outcome == 'a' then
-    transition = trip('auth error: ' .. reason)
+    transition = trip(reason, true)
   elseif outcome == 'f' then
     redis.call('ZADD', KEYS[2], now, id)
     redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
     redis.call('PEXPIRE', KEYS[2], window)
     local n = redis.call('ZCARD', KEYS[2])
     if n >= threshold then
-      transition = trip(n .. ' failures within ' .. (window / 1000) .. 's (last: ' .. reason .. ')')
+      transition = trip(reason, true)
     end
   end
 elseif st == 'half' then
@@ -68,14 +75,16 @@ elseif st == 'half' then
       transition = 'closed'
     end
   elseif outcome == 'a' then
-    transition = trip('auth error: ' .. reason)
+    transition = trip(reason, false)
   elseif outcome == 'f' then
-    transition = trip('probe failed: ' .. reason)
+    transition = trip(probeReason, false)
   else
     redis.call('HSET', KEYS[1], 'pheld', 0)
   end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], keep) end
+
+if probeOnly then return transition end
 
 -- statistics
 local function ewma(field, x)

@@ -1,0 +1,145 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"switchyard/internal/clock"
+	"switchyard/internal/config"
+	"switchyard/internal/health"
+	"switchyard/internal/limits"
+	"switchyard/internal/outcome"
+)
+
+// newTestDriver returns a RedisDriver over a test Redis (see newTestRedis)
+// and a fresh Local.
+func newTestDriver(tb testing.TB, clk *clock.Fake, opts ...testOpt) *RedisDriver {
+	tb.Helper()
+	r := newTestRedis(tb, testCircuit, clk, opts...)
+	return NewRedisDriver(r, NewLocal(LocalOptions{Clock: clk, Breakers: health.NewBreakers(testCircuit, clk)}))
+}
+
+// A client key's rpm counts across instances: 2 requests on one, 2 on the
+// other, rpm 3 → the fourth is refused, with the wait until the first
+// leaves the window. (Each instance counted only its own before.)
+func TestRedisKeyRPMShared(t *testing.T) {
+	clk := clock.NewFake(t0)
+	a := newTestDriver(t, clk)
+	b := newTestDriver(t, clk, sharing(a.r))
+	ctx := context.Background()
+	for i, d := range []*RedisDriver{a, a, b} {
+		if ok, _ := d.AllowKey(ctx, "team", 3); !ok {
+			t.Fatalf("request %d refused under rpm 3", i+1)
+		}
+		clk.Advance(time.Second)
+	}
+	ok, wait := b.AllowKey(ctx, "team", 3)
+	if ok {
+		t.Fatal("fourth request across two instances allowed under rpm 3")
+	}
+	if want := 57 * time.Second; wait != want { // the first counts until t0+60s
+		t.Fatalf("retry after %v, want %v", wait, want)
+	}
+	if ok, _ := a.AllowKey(ctx, "other", 3); !ok {
+		t.Fatal("another key shares the window")
+	}
+	clk.Advance(57 * time.Second)
+	if ok, _ := b.AllowKey(ctx, "team", 3); !ok {
+		t.Fatal("refused once the first request left the window")
+	}
+}
+
+// With Redis down the key's rpm falls back to this instance's window.
+func TestRedisKeyRPMFallback(t *testing.T) {
+	clk := clock.NewFake(t0)
+	d := newTestDriver(t, clk, withURL("redis://127.0.0.1:1/0", 100*time.Millisecond))
+	for range 2 {
+		if ok, _ := d.AllowKey(context.Background(), "team", 2); !ok {
+			t.Fatal("refused under rpm 2 with Redis down")
+		}
+	}
+	if ok, _ := d.AllowKey(context.Background(), "team", 2); ok {
+		t.Fatal("the local window did not apply with Redis down")
+	}
+}
+
+// An active probe closes the shared half-open breaker, so every instance
+// sees the upstream back (the prober recorded only locally before).
+func TestRedisProbeClosesSharedBreaker(t *testing.T) {
+	clk := clock.NewFake(t0)
+	a := newTestDriver(t, clk)
+	b := newTestDriver(t, clk, sharing(a.r))
+	ctx := context.Background()
+	l, err := a.Admit(ctx, Admission{Upstream: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Done(outcome.Outcome{Class: outcome.AuthError, Detail: "status 401"}, Ending{})
+	if v := syncView(t, b.r, "u"); v.Breaker != "open" {
+		t.Fatalf("shared breaker %q after an auth error, want open", v.Breaker)
+	}
+	gate := b.ProbeGate()
+	if ok, _, until := gate.AcquireProbe(ctx, "u"); ok || !until.Equal(t0.Add(testCircuit.OpenDuration)) {
+		t.Fatalf("probe while open: ok %v until %v, want refused until %v", ok, until, t0.Add(testCircuit.OpenDuration))
+	}
+	clk.Advance(testCircuit.OpenDuration)
+	ok, probe, _ := gate.AcquireProbe(ctx, "u")
+	if !ok || !probe {
+		t.Fatalf("probe after the open period: ok %v probe %v, want the shared probe slot", ok, probe)
+	}
+	if _, err := a.Admit(ctx, Admission{Upstream: "u"}); !errors.Is(err, ErrBreakerOpen) {
+		t.Fatalf("Admit on the other instance while the probe is out = %v, want ErrBreakerOpen", err)
+	}
+	gate.RecordProbe(ctx, "u", outcome.Outcome{Class: outcome.Success})
+	if v := syncView(t, a.r, "u"); v.Breaker != "closed" {
+		t.Fatalf("shared breaker %q after a successful probe, want closed", v.Breaker)
+	}
+	if st := a.Upstream("u", 0); st.Breaker.Open || st.Breaker.State != health.Closed {
+		t.Fatalf("merged view on the other instance = %+v, want closed", st.Breaker)
+	}
+	// The probe fed no statistics.
+	if n := syncView(t, a.r, "u").Stats.WindowRequests; n != 1 {
+		t.Fatalf("WindowRequests = %d, want 1 (the admitted request, not the probe)", n)
+	}
+}
+
+// A caller whose context ends while queued is told so by both drivers,
+// never that the queue timed out.
+func TestDriverQueuedCallerLeaves(t *testing.T) {
+	q := config.Queue{Enabled: true, MaxLength: 5, Timeout: time.Minute}
+	adm := Admission{Upstream: "u", MaxConcurrency: 1, Queue: q, Wait: true}
+	drivers := map[string]func(t *testing.T, clk *clock.Fake) Driver{
+		"local": func(_ *testing.T, clk *clock.Fake) Driver { return NewLocal(LocalOptions{Clock: clk}) },
+		"redis": func(t *testing.T, clk *clock.Fake) Driver { return newTestDriver(t, clk) },
+	}
+	for name, mk := range drivers {
+		t.Run(name, func(t *testing.T) {
+			clk := clock.NewFake(t0)
+			d := mk(t, clk)
+			held, err := d.Admit(context.Background(), adm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer held.Done(outcome.Outcome{Class: outcome.Success}, Ending{})
+			ctx, cancel := context.WithCancel(context.Background())
+			base := clk.Pending()
+			errc := make(chan error, 1)
+			go func() {
+				l, err := d.Admit(ctx, adm)
+				if l != nil {
+					l.Done(outcome.Outcome{Class: outcome.Canceled}, Ending{})
+				}
+				errc <- err
+			}()
+			// Queued once its wait is timed (the queue timeout, or the first poll).
+			waitFor(t, "the request to wait in the queue", func() bool { return clk.Pending() > base })
+			cancel()
+			err = <-errc
+			if !errors.Is(err, context.Canceled) || errors.Is(err, limits.ErrQueueTimeout) {
+				t.Fatalf("Admit after the caller left = %v, want context.Canceled and not a queue timeout", err)
+			}
+		})
+	}
+}

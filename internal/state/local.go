@@ -1,0 +1,233 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"switchyard/internal/affinity"
+	"switchyard/internal/clock"
+	"switchyard/internal/config"
+	"switchyard/internal/health"
+	"switchyard/internal/limits"
+	"switchyard/internal/outcome"
+)
+
+// LocalOptions are the in-process pieces a Local is made of. Every field
+// but Clock has a default, so that a caller that needs to see one of them
+// (the simulator, tests) passes its own and the rest are made here.
+type LocalOptions struct {
+	// Clock tells the time. Required.
+	Clock clock.Clock
+	// Breakers are the circuit breakers. Default: config defaults.
+	Breakers *health.Breakers
+	// Limiter keeps the RPM/TPM windows and 429 cooldowns.
+	Limiter *limits.Limiter
+	// Slots count in-flight requests and queue for them.
+	Slots *limits.Slots
+	// Stats keep the EWMAs and the request window.
+	Stats Stats
+	// Keys enforce the client keys' rpm.
+	Keys *limits.KeyLimiter
+	// Sessions receives the bindings Done makes. Default: none.
+	Sessions Binder
+}
+
+// Binder binds sessions (affinity.Table, affinity.Store).
+type Binder interface {
+	Bind(k affinity.Key, upstream string, pol affinity.Policy)
+}
+
+// Local is the in-process Driver (state.driver: memory): the breakers,
+// limiter, slots, statistics and key windows of this instance. RedisDriver
+// wraps one and keeps it fed, to route on while Redis is down.
+type Local struct {
+	clk      clock.Clock
+	breakers *health.Breakers
+	limiter  *limits.Limiter
+	slots    *limits.Slots
+	stats    Stats
+	keys     *limits.KeyLimiter
+	sessions Binder
+}
+
+var _ Driver = (*Local)(nil)
+
+// NewLocal returns the in-process driver made of opts.
+func NewLocal(opts LocalOptions) *Local {
+	d := &Local{
+		clk: opts.Clock, breakers: opts.Breakers, limiter: opts.Limiter, slots: opts.Slots,
+		stats: opts.Stats, keys: opts.Keys, sessions: opts.Sessions,
+	}
+	if d.breakers == nil {
+		d.breakers = health.NewBreakers(config.Circuit{}, d.clk)
+	}
+	if d.limiter == nil {
+		d.limiter = limits.NewLimiter(d.clk)
+	}
+	if d.slots == nil {
+		d.slots = limits.NewSlotsWithClock(d.clk)
+	}
+	if d.stats == nil {
+		d.stats = NewMemory(DefaultWindow)
+	}
+	if d.keys == nil {
+		d.keys = limits.NewKeyLimiter(d.clk)
+	}
+	return d
+}
+
+// Configure sets upstream name's configured RPM and TPM limits (on start
+// and every reload; see limits.Limiter.Configure).
+func (d *Local) Configure(name string, rpm, tpm int) { d.limiter.Configure(name, rpm, tpm) }
+
+// Admit implements Driver.
+func (d *Local) Admit(ctx context.Context, a Admission) (Lease, error) {
+	l, err := d.admit(ctx, a, true)
+	if err != nil {
+		return nil, err
+	}
+	d.stats.Dispatched(a.Upstream, d.clk.Now())
+	return l, nil
+}
+
+// admit takes the local breaker's permission, a reservation and a slot.
+// With enforce false (Redis decides) it only counts: the breaker is not
+// asked and the slot is taken whatever max_concurrency says.
+func (d *Local) admit(ctx context.Context, a Admission, enforce bool) (*localLease, error) {
+	name := a.Upstream
+	if enforce {
+		if ok, _ := d.breakers.Acquire(name); !ok {
+			return nil, &Denial{Reason: "breaker", Err: ErrBreakerOpen}
+		}
+	}
+	resv, ok := d.limiter.Reserve(name, a.Tokens)
+	if !ok {
+		if enforce {
+			d.breakers.Record(name, outcome.Of(outcome.Canceled, "not sent: rate limit"))
+		}
+		return nil, &Denial{Reason: "rate", Err: ErrRateLimited}
+	}
+	limit := a.MaxConcurrency
+	if !enforce {
+		limit = 0
+	}
+	var release func()
+	var err error
+	if a.Wait && enforce {
+		release, err = d.slots.Acquire(ctx, name, limit, a.Queue)
+	} else if release, ok = d.slots.TryAcquire(name, limit); !ok {
+		err = limits.ErrConcurrencyFull
+	}
+	if err != nil {
+		resv.Cancel()
+		if enforce {
+			d.breakers.Record(name, outcome.Of(outcome.Canceled, "not sent: "+err.Error()))
+		}
+		return nil, &Denial{Reason: slotReason(err), Err: err}
+	}
+	return &localLease{d: d, name: name, release: release, resv: resv, asked: enforce}, nil
+}
+
+// slotReason names a slot error as the scripts do.
+func slotReason(err error) string {
+	switch {
+	case errors.Is(err, limits.ErrQueueFull):
+		return "queue_full"
+	case errors.Is(err, limits.ErrQueueTimeout):
+		return "queue_timeout"
+	case errors.Is(err, limits.ErrConcurrencyFull):
+		return "full"
+	}
+	return "canceled"
+}
+
+// localLease is an attempt admitted by Local.
+type localLease struct {
+	d       *Local
+	name    string
+	release func()
+	resv    *limits.Reservation
+	asked   bool // the breaker was asked, and must hear back if the attempt is called off
+	done    atomic.Bool
+}
+
+// Done implements Lease.
+func (l *localLease) Done(o outcome.Outcome, e Ending) {
+	if !l.finish(o) {
+		return
+	}
+	if e.Bind.Key.Session != "" && l.d.sessions != nil {
+		l.d.sessions.Bind(e.Bind.Key, l.name, e.Bind.Policy)
+	}
+}
+
+// finish gives back the slot and the reservation and feeds o to the
+// breaker and the statistics; false when already done.
+func (l *localLease) finish(o outcome.Outcome) bool {
+	if !l.done.CompareAndSwap(false, true) {
+		return false
+	}
+	l.release()
+	l.d.stats.Observe(l.name, o, l.d.clk.Now())
+	l.d.breakers.Record(l.name, o)
+	if o.Class == outcome.Success {
+		l.resv.Commit(o.Tokens())
+	} else {
+		l.resv.Commit(0) // the request counted; its tokens did not
+	}
+	return true
+}
+
+// cancel calls the attempt off before it was sent.
+func (l *localLease) cancel(why string) {
+	if !l.done.CompareAndSwap(false, true) {
+		return
+	}
+	l.release()
+	l.resv.Cancel()
+	if l.asked {
+		l.d.breakers.Record(l.name, outcome.Of(outcome.Canceled, "not sent: "+why))
+	}
+}
+
+// Observe implements Driver.
+func (d *Local) Observe(upstream string, status int, h http.Header) {
+	d.limiter.ObserveHeaders(upstream, h)
+	if status < 300 {
+		d.limiter.Succeeded(upstream)
+	}
+}
+
+// RateLimited implements Driver.
+func (d *Local) RateLimited(upstream string, h http.Header, body []byte, asked time.Duration) limits.Cooldown {
+	return d.limiter.RateLimited(upstream, h, body, asked)
+}
+
+// Upstream implements Driver.
+func (d *Local) Upstream(upstream string, tokens int64) UpstreamView {
+	v := UpstreamView{
+		Breaker:  d.breakers.View(upstream),
+		Limits:   d.limiter.View(upstream, tokens),
+		Stats:    d.stats.Snapshot(upstream, d.clk.Now()),
+		InFlight: d.slots.InFlight(upstream), QueueDepth: d.slots.QueueDepth(upstream),
+	}
+	v.InFlightHere, v.QueueDepthHere = v.InFlight, v.QueueDepth
+	return v
+}
+
+// AllowKey implements Driver.
+func (d *Local) AllowKey(_ context.Context, key string, rpm int) (bool, time.Duration) {
+	return d.keys.Allow(key, rpm)
+}
+
+// ProbeGate implements Driver: the local breakers.
+func (d *Local) ProbeGate() health.Gate { return d.breakers }
+
+// Forget implements Driver.
+func (d *Local) Forget(upstream string) {
+	d.breakers.Forget(upstream)
+	d.stats.Forget(upstream)
+}

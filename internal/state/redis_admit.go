@@ -1,0 +1,151 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Ticket is an admitted request: Settle ends it.
+type Ticket struct {
+	upstream string
+	id       string
+	bucket   int64 // the TPM bucket (Unix seconds) its tokens were reserved in
+	tokens   int64
+	// Shared is false when Redis could not be asked: the caller's local
+	// checks decided, and Settle still gives the lease back.
+	Shared bool
+	// Probe is true when the request is the shared half-open probe.
+	Probe bool
+}
+
+// newTicket returns a ticket with a fresh id for a request to upstream.
+func (r *Redis) newTicket(upstream string, tokens int64) Ticket {
+	return Ticket{upstream: upstream, id: r.instance + ":" + strconv.FormatUint(r.seq.Add(1), 36), tokens: max(tokens, 0)}
+}
+
+// Admit asks Redis whether one request may go to a.Upstream now and, if so,
+// counts it, reserves its tokens and takes a lease: one round trip (a
+// queued request asks again every 20 ms, or at once when a slot here frees
+// up, until a.Queue.Timeout). When Redis is down it admits with a local
+// ticket (Shared false): the caller decides with its local state. A request
+// whose ctx ends while it is queued is refused with reason canceled and
+// ctx's error, never queue_timeout.
+func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
+	t := r.newTicket(a.Upstream, a.Tokens)
+	wait := a.Wait && a.Queue.Enabled && a.MaxConcurrency > 0
+	var deadline <-chan time.Time
+	for {
+		if !r.up.Load() {
+			r.fallback(OpAdmit)
+			r.hold(t)
+			return t, nil
+		}
+		// Take the wake-up channel before asking: a slot freed here between
+		// the answer and the wait must not be missed.
+		var woken <-chan struct{}
+		if wait {
+			woken = r.wakeup(a.Upstream)
+		}
+		res, err := r.admitOnce(ctx, &t, a, wait, false)
+		if err != nil && ctx.Err() != nil { // the caller left, Redis did not fail
+			r.leaveQueue(a.Upstream, t.id)
+			return t, &Denial{Reason: "canceled", Err: contextError(ctx)}
+		}
+		if !r.result(ctx, OpAdmit, err) || len(res) != 3 {
+			r.hold(t)
+			return t, nil
+		}
+		if ok, _ := res[0].(int64); ok == 1 {
+			t.Shared, t.Probe = true, res[1] == int64(1)
+			r.hold(t)
+			return t, nil
+		}
+		reason, _ := res[1].(string)
+		ms, _ := res[2].(int64)
+		if reason != "full" || !wait {
+			return t, denial(reason, time.Duration(ms)*time.Millisecond)
+		}
+		if deadline == nil {
+			deadline = r.clk.After(a.Queue.Timeout)
+		}
+		select {
+		case <-woken:
+		case <-r.clk.After(queuePoll):
+		case <-deadline:
+			r.leaveQueue(a.Upstream, t.id)
+			if ctx.Err() != nil { // gone just as the queue timed out: it is gone
+				return t, &Denial{Reason: "canceled", Err: contextError(ctx)}
+			}
+			return t, denial("queue_timeout", 0)
+		case <-ctx.Done():
+			r.leaveQueue(a.Upstream, t.id)
+			return t, &Denial{Reason: "canceled", Err: contextError(ctx)}
+		}
+	}
+}
+
+// admitOnce runs admit.lua once for t. probeOnly asks the breaker alone
+// (the active prober): no limits, no lease, nothing counted.
+func (r *Redis) admitOnce(ctx context.Context, t *Ticket, a Admission, wait, probeOnly bool) ([]any, error) {
+	now := r.nowMs()
+	t.bucket = now / 1000
+	c := r.circuit.Load()
+	qmode, pmode := "0", "0"
+	if wait {
+		qmode = "1"
+	}
+	if probeOnly {
+		pmode = "1"
+	}
+	rctx, cancel := r.opCtx(ctx)
+	defer cancel()
+	return admitScript.Run(rctx, r.rdb,
+		[]string{r.key(a.Upstream, "brk"), r.key(a.Upstream, "cd"), r.key(a.Upstream, "rpm"), r.key(a.Upstream, "tpm"),
+			r.key(a.Upstream, "lease"), r.key(a.Upstream, "queue"), r.key(a.Upstream, "win")},
+		now, t.id, t.tokens, a.RPM, a.TPM, a.MaxConcurrency, r.lease.Milliseconds(),
+		c.ProbeInterval.Milliseconds(), r.lease.Milliseconds(),
+		qmode, a.Queue.MaxLength, a.Queue.Timeout.Milliseconds(), keepMs, pmode).Slice()
+}
+
+// wakeup returns a channel closed when a lease on upstream is next released here.
+func (r *Redis) wakeup(upstream string) <-chan struct{} {
+	ch, _ := r.wake.LoadOrStore(upstream, make(chan struct{}))
+	return ch.(chan struct{})
+}
+
+// released wakes the requests queued here for upstream.
+func (r *Redis) released(upstream string) {
+	if ch, ok := r.wake.LoadAndDelete(upstream); ok {
+		close(ch.(chan struct{}))
+	}
+}
+
+// leaveQueue removes a queued request that gave up.
+func (r *Redis) leaveQueue(upstream, id string) {
+	if !r.up.Load() {
+		return
+	}
+	ctx, cancel := r.opCtx(context.Background())
+	defer cancel()
+	r.result(context.Background(), OpAdmit, r.rdb.ZRem(ctx, r.key(upstream, "queue"), id).Err())
+}
+
+// hold remembers an in-flight ticket, so that its lease is renewed (and
+// re-registered after a Redis restart) until Settle.
+func (r *Redis) hold(t Ticket) {
+	r.mu.Lock()
+	r.held[t.id] = t.upstream
+	r.mu.Unlock()
+}
+
+// contextError returns why ctx ended: ctx.Err(), wrapping also
+// context.Cause(ctx) when the canceller gave a cause of its own.
+func contextError(ctx context.Context) error {
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause == nil || cause == err {
+		return err
+	}
+	return fmt.Errorf("%w: %w", err, cause)
+}
