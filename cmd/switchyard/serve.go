@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"switchyard/internal/clock"
 	"switchyard/internal/config"
 	"switchyard/internal/gateway"
 )
@@ -87,6 +88,9 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, l
 	}
 	if limit := memoryLimit(cfg.MemoryLimitMB); limit > 0 {
 		debug.SetMemoryLimit(limit)
+		govCtx, stopGov := context.WithCancel(ctx)
+		defer stopGov()
+		go runMemoryGovernor(govCtx, clock.Real{}, logger, limit)
 		logger.Debug("soft memory limit", "mib", cfg.MemoryLimitMB)
 	}
 	g, err := gateway.New(ctx, cfg, gateway.Options{Logger: logger})
