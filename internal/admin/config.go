@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"context"
+	"net/http"
 	"strings"
 
 	"switchyard/internal/config"
@@ -38,4 +40,26 @@ func hasPath(errs config.Errors, path string) bool {
 		}
 	}
 	return false
+}
+
+// writeList answers a list endpoint: every element list returns, each
+// rendered by view; what names the list in an error.
+func writeList[T any](h *handler, w http.ResponseWriter, r *http.Request, what string,
+	list func(context.Context) ([]T, error), view func(T) (tree, error),
+) {
+	elems, err := list(r.Context())
+	if err != nil {
+		h.writeErr(w, r, what, err)
+		return
+	}
+	out := make([]tree, 0, len(elems))
+	for _, e := range elems {
+		v, err := view(e)
+		if err != nil {
+			h.writeErr(w, r, what, err)
+			return
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, http.StatusOK, out)
 }

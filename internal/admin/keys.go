@@ -22,21 +22,7 @@ func keyView(k config.Key) (tree, error) {
 }
 
 func (h *handler) listKeys(w http.ResponseWriter, r *http.Request) {
-	keys, err := h.s.Keys(r.Context())
-	if err != nil {
-		h.writeErr(w, r, "keys", err)
-		return
-	}
-	out := make([]tree, 0, len(keys))
-	for _, k := range keys {
-		v, err := keyView(k)
-		if err != nil {
-			h.writeErr(w, r, "keys", err)
-			return
-		}
-		out = append(out, v)
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeList(h, w, r, "keys", h.s.Keys, keyView)
 }
 
 func (h *handler) getKey(w http.ResponseWriter, r *http.Request) {

@@ -21,21 +21,7 @@ func routeView(r config.Route) (tree, error) {
 }
 
 func (h *handler) listRoutes(w http.ResponseWriter, r *http.Request) {
-	routes, err := h.s.Routes(r.Context())
-	if err != nil {
-		h.writeErr(w, r, "routes", err)
-		return
-	}
-	out := make([]tree, 0, len(routes))
-	for _, rt := range routes {
-		v, err := routeView(rt)
-		if err != nil {
-			h.writeErr(w, r, "routes", err)
-			return
-		}
-		out = append(out, v)
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeList(h, w, r, "routes", h.s.Routes, routeView)
 }
 
 func (h *handler) getRoute(w http.ResponseWriter, r *http.Request) {

@@ -16,21 +16,7 @@ func upstreamView(u config.Upstream) (tree, error) {
 }
 
 func (h *handler) listUpstreams(w http.ResponseWriter, r *http.Request) {
-	ups, err := h.s.Upstreams(r.Context())
-	if err != nil {
-		h.writeErr(w, r, "upstreams", err)
-		return
-	}
-	out := make([]tree, 0, len(ups))
-	for _, u := range ups {
-		v, err := upstreamView(u)
-		if err != nil {
-			h.writeErr(w, r, "upstreams", err)
-			return
-		}
-		out = append(out, v)
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeList(h, w, r, "upstreams", h.s.Upstreams, upstreamView)
 }
 
 func (h *handler) getUpstream(w http.ResponseWriter, r *http.Request) {
