@@ -16,7 +16,7 @@ type anthropic struct{}
 
 func (anthropic) Name() string   { return "anthropic" }
 func (anthropic) Family() Family { return FamilyAnthropic }
-func (anthropic) Op() string     { return "messages" }
+func (anthropic) Op(bool) string { return "messages" }
 
 func (anthropic) Encode(body []byte, model string, f Family) ([]byte, error) {
 	return passthrough(FamilyAnthropic, body, model, f)

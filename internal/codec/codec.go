@@ -23,14 +23,36 @@ const (
 	FamilyOpenAI Family = iota
 	// FamilyAnthropic is the Anthropic Messages API.
 	FamilyAnthropic
+	// FamilyGemini is Google's Gemini API (generateContent).
+	FamilyGemini
 )
 
-// String returns "openai" or "anthropic".
+// String returns "openai", "anthropic" or "gemini".
 func (f Family) String() string {
-	if f == FamilyAnthropic {
+	switch f {
+	case FamilyAnthropic:
 		return "anthropic"
+	case FamilyGemini:
+		return "gemini"
 	}
 	return "openai"
+}
+
+// ForFamily returns the protocol a translated request takes to an upstream
+// of family f: OpenAI Chat Completions, Anthropic Messages or Gemini
+// generateContent; nil when there is none.
+func ForFamily(f Family) Translator {
+	var c Codec
+	switch f {
+	case FamilyOpenAI:
+		c = OpenAIChat
+	case FamilyAnthropic:
+		c = Anthropic
+	case FamilyGemini:
+		c = Gemini
+	}
+	t, _ := c.(Translator)
+	return t
 }
 
 // ErrIncompatible: the request cannot be expressed in the target family.
@@ -45,8 +67,9 @@ type Codec interface {
 	// Family is the family whose upstreams take this protocol as it is.
 	Family() Family
 	// Op is the operation's path below an upstream's base URL
-	// ("chat/completions", "messages", …).
-	Op() string
+	// ("chat/completions", "messages", "generateContent", …), for a
+	// streamed request when stream is set (Gemini's differs).
+	Op(stream bool) string
 	// Encode returns the request body to send to an upstream of family f
 	// that knows the model as model. Within the family the body is
 	// unchanged but for the "model" value (the same slice when that needs

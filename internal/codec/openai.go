@@ -12,7 +12,7 @@ import (
 // input/output tokens and ends with response.completed (or .incomplete,
 // .failed, error).
 var (
-	OpenAIChat        Codec = openAI{name: "openai-chat", op: "chat/completions"}
+	OpenAIChat        Codec = openAIChat{openAI{name: "openai-chat", op: "chat/completions"}}
 	OpenAICompletions Codec = openAI{name: "openai-completions", op: "completions"}
 	OpenAIEmbeddings  Codec = openAI{name: "openai-embeddings", op: "embeddings"}
 	OpenAIResponses   Codec = openAIResponses{}
@@ -20,15 +20,20 @@ var (
 
 var (
 	_ Codec = openAI{}
+	_ Codec = openAIChat{}
 	_ Codec = openAIResponses{}
 )
+
+// openAIChat is Chat Completions: the OpenAI protocol that translated
+// requests take (see openai_chat.go).
+type openAIChat struct{ openAI }
 
 // openAI is a protocol of the OpenAI family with chat-style usage.
 type openAI struct{ name, op string }
 
 func (c openAI) Name() string                  { return c.name }
 func (c openAI) Family() Family                { return FamilyOpenAI }
-func (c openAI) Op() string                    { return c.op }
+func (c openAI) Op(bool) string                { return c.op }
 func (c openAI) ErrorBody(e Error) []byte      { return openAIErrorBody(e) }
 func (c openAI) StreamError(msg string) []byte { return openAIStreamError(msg) }
 
@@ -60,7 +65,7 @@ type openAIResponses struct{}
 
 func (openAIResponses) Name() string                  { return "openai-responses" }
 func (openAIResponses) Family() Family                { return FamilyOpenAI }
-func (openAIResponses) Op() string                    { return "responses" }
+func (openAIResponses) Op(bool) string                { return "responses" }
 func (openAIResponses) ErrorBody(e Error) []byte      { return openAIErrorBody(e) }
 func (openAIResponses) StreamError(msg string) []byte { return openAIStreamError(msg) }
 

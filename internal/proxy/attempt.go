@@ -84,7 +84,7 @@ func (x *exchange) send(actx context.Context, st *started, upModel string, body 
 	up := st.up
 	h := make(http.Header, len(x.r.Header)+2)
 	copyRequestHeaders(h, x.r.Header)
-	req, err := up.ep.NewRequest(actx, x.codec.Op(), upModel, body, h)
+	req, err := up.ep.NewRequest(actx, x.codec.Op(x.stream), upModel, body, h)
 	if err != nil {
 		return outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorMalformed, Detail: "building request: " + err.Error()}
 	}

@@ -1,0 +1,96 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/tidwall/gjson"
+)
+
+// Gemini is Google's Gemini API: generateContent and
+// streamGenerateContent?alt=sse with the model in the URL. Usage is
+// usageMetadata (promptTokenCount, candidatesTokenCount plus
+// thoughtsTokenCount); a stream has no terminal event, it ends after the
+// chunk that carries a finishReason.
+var Gemini Codec = gemini{}
+
+var _ Codec = gemini{}
+
+type gemini struct{}
+
+func (gemini) Name() string   { return "gemini" }
+func (gemini) Family() Family { return FamilyGemini }
+
+// Op is the method after the model in the URL.
+func (gemini) Op(stream bool) string {
+	if stream {
+		return "streamGenerateContent?alt=sse"
+	}
+	return "generateContent"
+}
+
+// Encode passes the body through: the model goes in the URL, not the body.
+func (gemini) Encode(body []byte, _ string, f Family) ([]byte, error) {
+	if f != FamilyGemini {
+		return nil, ErrIncompatible
+	}
+	return body, nil
+}
+
+func (gemini) Usage(body []byte) (in, out int64) {
+	r := gjson.GetManyBytes(body, "usageMetadata.promptTokenCount", "usageMetadata.candidatesTokenCount", "usageMetadata.thoughtsTokenCount")
+	return r[0].Int(), r[1].Int() + r[2].Int()
+}
+
+// Observe reads each chunk's usageMetadata (the latest is the total) and
+// finishes on a finishReason.
+func (g gemini) Observe(s *StreamState, ev *Event) {
+	if bytes.Contains(ev.Data, []byte(`"usageMetadata"`)) {
+		s.In, s.Out = g.Usage(ev.Data)
+	}
+	if bytes.Contains(ev.Data, []byte(`"finishReason"`)) && gjson.GetBytes(ev.Data, "candidates.0.finishReason").Str != "" {
+		s.Finished = true
+	}
+	if bytes.HasPrefix(bytes.TrimSpace(ev.Data), []byte(`{"error"`)) {
+		s.Finished = true
+	}
+}
+
+// ErrorBody renders Google's {"error":{"code","message","status"}}.
+func (gemini) ErrorBody(e Error) []byte {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": e.Status, "message": e.Message, "status": GoogleStatus(e.Status)}})
+	return b
+}
+
+// StreamError is a data event holding Google's error object.
+func (g gemini) StreamError(msg string) []byte {
+	b := g.ErrorBody(Error{Status: http.StatusInternalServerError, Message: msg})
+	return append(append([]byte("data: "), b...), "\n\n"...)
+}
+
+// GoogleStatus maps an HTTP status to the google.rpc.Code name Google's
+// APIs put in error.status.
+func GoogleStatus(status int) string {
+	switch status {
+	case 400, 413:
+		return "INVALID_ARGUMENT"
+	case 401:
+		return "UNAUTHENTICATED"
+	case 403:
+		return "PERMISSION_DENIED"
+	case 404:
+		return "NOT_FOUND"
+	case 429:
+		return "RESOURCE_EXHAUSTED"
+	case 499:
+		return "CANCELLED"
+	case 501:
+		return "UNIMPLEMENTED"
+	case 503, 529:
+		return "UNAVAILABLE"
+	case 504:
+		return "DEADLINE_EXCEEDED"
+	}
+	return "INTERNAL"
+}
