@@ -10,10 +10,10 @@ import (
 // endpoints are the proxied client operations of DESIGN.md §3 whose path is
 // fixed, each with the codec of its wire protocol.
 var endpoints = map[string]codec.Codec{
-	"/v1/chat/completions": codec.OpenAIChat,
-	"/v1/completions":      codec.OpenAICompletions,
-	"/v1/embeddings":       codec.OpenAIEmbeddings,
-	"/v1/responses":        codec.OpenAIResponses,
+	"/v1/chat/completions":      codec.OpenAIChat,
+	"/v1/completions":           codec.OpenAICompletions,
+	"/v1/embeddings":            codec.OpenAIEmbeddings,
+	"/v1/responses":             codec.OpenAIResponses,
 	"/v1/messages":              codec.Anthropic,
 	"/v1/messages/count_tokens": codec.AnthropicCountTokens,
 }
