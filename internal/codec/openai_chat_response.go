@@ -121,9 +121,10 @@ func writeChatUsage(w *jsonWriter, u *Usage) {
 // chatID is the id a chat completion of canonical id has.
 func chatID(id string) string { return withPrefix("chatcmpl-", id) }
 
-// EncodeResponse writes a whole chat.completion object. A refusal's text
-// is message.refusal; thinking is reasoning_content; content is null when
-// the answer is only tool calls.
+// EncodeResponse writes a whole chat.completion object. Thinking is
+// reasoning_content; content is null when the answer is only tool calls. A
+// refusal's text is content, as a stream has to send it (the refusal is
+// known only at its end), and finish_reason is "stop".
 func (openAIChat) EncodeResponse(r *Response) []byte {
 	w := jsonWriter{b: make([]byte, 0, 256+responseSize(r))}
 	w.raw(`{"id":`)
@@ -133,18 +134,12 @@ func (openAIChat) EncodeResponse(r *Response) []byte {
 	w.raw(`,"model":`)
 	w.str(r.Model)
 	w.raw(`,"choices":[{"index":0,"message":{"role":"assistant","content":`)
-	text := textOf(r.Parts, "")
-	hasText := containsKind(r.Parts, PartText)
-	switch {
-	case r.StopReason == StopRefusal:
-		w.raw(`null,"refusal":`)
-		w.str(text)
-	case hasText:
-		w.str(text)
-		w.raw(`,"refusal":null`)
-	default:
-		w.raw(`null,"refusal":null`)
+	if containsKind(r.Parts, PartText) {
+		w.str(textOf(r.Parts, ""))
+	} else {
+		w.raw("null")
 	}
+	w.raw(`,"refusal":null`)
 	writeChatToolCalls(&w, r.Parts)
 	if reasoning := thinkingText(r.Parts); reasoning != "" {
 		w.raw(`,"reasoning_content":`)

@@ -79,8 +79,11 @@ func (d *chatStreamDecoder) Decode(ev *Event, out []Chunk) ([]Chunk, error) {
 		out = d.begin(out, gjson.Result{})
 		out = d.closeAll(out)
 		stop := d.stop
-		if d.refusal && stop == StopEnd {
+		switch {
+		case stop == StopEnd && d.refusal:
 			stop = StopRefusal
+		case stop == StopEnd && len(d.tools) > 0:
+			stop = StopToolUse // some servers say "stop" after tool calls
 		}
 		return append(out, Chunk{Type: ChunkEnd, StopReason: stop, Usage: d.usage}), nil
 	}
@@ -142,9 +145,6 @@ func (d *chatStreamDecoder) choice(out []Chunk, choice gjson.Result) []Chunk {
 	}
 	if fr := choice.Get("finish_reason"); fr.Type == gjson.String && fr.Str != "" {
 		d.stop = chatStopReason(fr.Str)
-		if d.stop == StopEnd && len(d.tools) > 0 {
-			d.stop = StopToolUse // some servers say "stop" after tool calls
-		}
 		out = d.closeAll(out)
 	}
 	return out

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 // Helpers of the OpenAI translators' tests.
@@ -32,8 +34,20 @@ func oaiSameJSON(t *testing.T, got, want []byte) {
 func oaiSameValue[T any](t *testing.T, what string, got, want T) {
 	t.Helper()
 	if !reflect.DeepEqual(got, want) {
+		gv, wv := reflect.ValueOf(got), reflect.ValueOf(want)
+		if gv.Kind() == reflect.Slice && wv.Kind() == reflect.Slice {
+			for i := 0; i < gv.Len() && i < wv.Len(); i++ {
+				if !reflect.DeepEqual(gv.Index(i).Interface(), wv.Index(i).Interface()) {
+					t.Fatalf("%s differ first at [%d]\n got: %+v\nwant: %+v", what, i, gv.Index(i).Interface(), wv.Index(i).Interface())
+				}
+			}
+			t.Fatalf("%s: %d elements, want %d", what, gv.Len(), wv.Len())
+		}
 		g, _ := json.Marshal(got)
 		w, _ := json.Marshal(want)
 		t.Fatalf("%s differs\n got: %s\nwant: %s", what, g, w)
 	}
 }
+
+// oaiField is the string at path in the JSON text raw.
+func oaiField(raw, path string) string { return gjson.Get(raw, path).Str }
