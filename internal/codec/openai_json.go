@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 
@@ -132,4 +133,38 @@ func parseBody(body []byte) (gjson.Result, error) {
 		return gjson.Result{}, fmt.Errorf("request body must be a JSON object, got %s", jsonKind(root))
 	}
 	return root, nil
+}
+
+// functionTool reads a function's name, description and parameters
+// schema; path (computed only for an error) names the object holding them.
+func functionTool(name, desc, params gjson.Result, path func() string) (Tool, error) {
+	if name.Type != gjson.String || name.Str == "" {
+		return Tool{}, fmt.Errorf("%s.name: must be a non-empty string", path())
+	}
+	if !isNull(desc) && desc.Type != gjson.String {
+		return Tool{}, fmt.Errorf("%s.description: must be a string, got %s", path(), jsonKind(desc))
+	}
+	t := Tool{Name: name.Str, Description: desc.Str}
+	if !isNull(params) {
+		if !params.IsObject() {
+			return Tool{}, fmt.Errorf("%s.parameters: must be a JSON Schema object, got %s", path(), jsonKind(params))
+		}
+		t.Schema = json.RawMessage(params.Raw)
+	}
+	return t, nil
+}
+
+// setToolChoiceMode sets the mode named by OpenAI's string tool_choice.
+func setToolChoiceMode(tc *ToolChoice, s string) error {
+	switch s {
+	case "auto":
+		tc.Mode = ToolAuto
+	case "none":
+		tc.Mode = ToolNone
+	case "required":
+		tc.Mode = ToolAny
+	default:
+		return fmt.Errorf("tool_choice: must be \"auto\", \"none\", \"required\" or an object, got %q", s)
+	}
+	return nil
 }
