@@ -83,9 +83,9 @@ func (d *responsesStreamDecoder) Decode(ev *Event, out []Chunk) ([]Chunk, error)
 // or inside "error".
 func responsesStreamError(root gjson.Result) *Error {
 	if e := root.Get("error"); e.IsObject() {
-		root = e
+		return &Error{Type: e.Get("type").Str, Code: e.Get("code").String(), Message: e.Get("message").Str}
 	}
-	return &Error{Type: root.Get("type").Str, Code: root.Get("code").String(), Message: root.Get("message").Str}
+	return &Error{Code: root.Get("code").String(), Message: root.Get("message").Str}
 }
 
 // begin emits ChunkStart once, with the response's id and model.
