@@ -131,7 +131,7 @@ func TestAnthropicEncodeResponse(t *testing.T) {
 
 // agAnthropicView is what a client sees of an Anthropic answer.
 type agAnthropicView struct {
-	ID, Model, StopReason, StopSequence string
+	ID, Model, StopReason, StopSequence  string
 	Input, CacheWrite, CacheRead, Output int64
 	Blocks                               []agAnthropicBlock
 }

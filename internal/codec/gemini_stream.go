@@ -153,7 +153,7 @@ type geminiStreamEncoder struct {
 	model   string
 	kind    PartKind
 	open    bool
-	call    Part   // the tool call being held
+	call    Part // the tool call being held
 	args    []byte
 	usage   Usage
 	pending bool // a tool call is held
