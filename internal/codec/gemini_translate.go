@@ -21,8 +21,8 @@ var _ Translator = gemini{}
 // Request.Needs. safetySettings, presencePenalty, frequencyPenalty and seed
 // are dropped when the request is translated. A functionCall without an id
 // gets "call_<n>" (n counting the request's calls from 1), and a
-// functionResponse without one answers the latest unanswered call of its
-// name.
+// functionResponse without one answers the first unanswered call of its
+// name in the latest content that has one.
 func (gemini) DecodeRequest(body []byte) (*Request, error) {
 	if !gjson.ValidBytes(body) {
 		return nil, errors.New("request body: invalid JSON")
@@ -62,7 +62,46 @@ type geminiRequestDecoder struct {
 
 type geminiCall struct {
 	id, name string
+	// turn is the index of the content holding the call.
+	turn     int
 	answered bool
+}
+
+// answer marks the call a functionResponse answers and returns its id:
+// the call with the response's id, or else the first unanswered call of
+// its name in the latest content that has one (parallel calls of one
+// function are answered in order). A response's own id is kept even when
+// no call has it; "" means no call is answered.
+func (d *geminiRequestDecoder) answer(id, name string) string {
+	best := -1
+	for i := len(d.calls) - 1; i >= 0; i-- {
+		c := &d.calls[i]
+		if c.answered {
+			continue
+		}
+		if id != "" {
+			if c.id == id {
+				c.answered = true
+				return id
+			}
+			continue
+		}
+		if c.name != name {
+			continue
+		}
+		if best >= 0 && c.turn != d.calls[best].turn {
+			break // an earlier content
+		}
+		best = i
+	}
+	if id != "" {
+		return id
+	}
+	if best < 0 {
+		return ""
+	}
+	d.calls[best].answered = true
+	return d.calls[best].id
 }
 
 // camelKey returns a snake_case key in camelCase, and any other as it is.
@@ -233,7 +272,7 @@ func (d *geminiRequestDecoder) functionCall(f geminiPartFields, path func() stri
 	if p.ID == "" {
 		p.ID = fmt.Sprintf("call_%d", len(d.calls)+1)
 	}
-	d.calls = append(d.calls, geminiCall{id: p.ID, name: p.Name})
+	d.calls = append(d.calls, geminiCall{id: p.ID, name: p.Name, turn: len(d.r.Messages)})
 	return p, true, nil
 }
 
@@ -250,14 +289,7 @@ func (d *geminiRequestDecoder) functionResponse(f geminiPartFields, path func() 
 	p := Part{Kind: PartToolResult, ID: gjField(fr, "id").Str, Name: name.Str, Signature: f.signature}
 	p.Content = []Part{{Kind: PartText, Text: resp.Raw}}
 	p.IsError = gjOnlyKey(resp, "error")
-	answered := false
-	for i := len(d.calls) - 1; i >= 0 && !answered; i-- {
-		c := &d.calls[i]
-		if c.answered || (p.ID != "" && c.id != p.ID) || (p.ID == "" && c.name != p.Name) {
-			continue
-		}
-		c.answered, answered, p.ID = true, true, c.id
-	}
+	p.ID = d.answer(p.ID, p.Name)
 	if p.ID == "" {
 		return Part{}, false, fmt.Errorf("%s.functionResponse: answers no earlier functionCall named %q", path(), p.Name)
 	}
