@@ -19,6 +19,10 @@ const (
 	// DemoOpenAIModel and DemoAnthropicModel are the demo's models.
 	DemoOpenAIModel    = "gpt-4o-mini"
 	DemoAnthropicModel = "claude-3-5-haiku"
+	// DemoMixedModel is served by a pool that mixes families: an Anthropic
+	// upstream and an OpenAI-compatible one, which gets Anthropic clients'
+	// requests translated (and OpenAI clients' the other way).
+	DemoMixedModel = "claude-sonnet-4"
 )
 
 // Demo is a ready-to-serve configuration backed by three in-process mock
@@ -76,6 +80,8 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 		up("openai-backup", config.ProviderOpenAICompatible, "mock-backup", []string{DemoOpenAIModel}, 1, 1),
 		up("anthropic-fast", config.ProviderAnthropic, "mock-fast", []string{DemoAnthropicModel}, 1, 0),
 		up("anthropic-backup", config.ProviderAnthropic, "mock-backup", []string{DemoAnthropicModel}, 1, 1),
+		up("claude-anthropic", config.ProviderAnthropic, "mock-fast", []string{DemoMixedModel}, 1, 0),
+		up("claude-openai-compatible", config.ProviderOpenAICompatible, "mock-steady", []string{DemoMixedModel}, 1, 0),
 	}
 	if errs := cfg.Validate(); len(errs) > 0 {
 		d.Cleanup()
