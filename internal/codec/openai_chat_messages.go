@@ -20,29 +20,38 @@ func (d *chatRequestDecoder) messages(f *chatFields) error {
 	return eachIndexed(f.messages, d.message)
 }
 
+// chatMessageKeys are the fields of a message the decoder reads.
+var chatMessageKeys = [...]string{"role", "content", "tool_calls", "tool_call_id", "reasoning_content", "refusal", "function_call"}
+
+// chatMessage is a message's fields, read in one pass.
+type chatMessage struct {
+	role, content, toolCalls, toolCallID, reasoningContent, refusal, functionCall gjson.Result
+}
+
 // message reads messages[i].
-func (d *chatRequestDecoder) message(i int, m gjson.Result) error {
-	if !m.IsObject() {
-		return fmt.Errorf("messages[%d]: must be an object, got %s", i, jsonKind(m))
+func (d *chatRequestDecoder) message(i int, v gjson.Result) error {
+	if !v.IsObject() {
+		return fmt.Errorf("messages[%d]: must be an object, got %s", i, jsonKind(v))
 	}
-	role, err := wantString(m.Get("role"), fmt.Sprintf("messages[%d].role", i))
-	if err != nil {
-		return err
+	var f [len(chatMessageKeys)]gjson.Result
+	objectFields(v, chatMessageKeys[:], f[:])
+	m := chatMessage{f[0], f[1], f[2], f[3], f[4], f[5], f[6]}
+	if notString(m.role) {
+		return fmt.Errorf("messages[%d].role: must be a string, got %s", i, jsonKind(m.role))
 	}
-	content := m.Get("content")
-	switch role {
+	switch role := m.role.Str; role {
 	case "system", "developer":
-		parts, err := chatTextParts(content, func() string { return fmt.Sprintf("messages[%d].content", i) }, false)
+		parts, err := chatTextParts(m.content, func() string { return fmt.Sprintf("messages[%d].content", i) }, false)
 		if err != nil {
 			return err
 		}
 		d.r.System = append(d.r.System, parts...)
 	case "user":
-		return d.user(i, content)
+		return d.user(i, m.content)
 	case "assistant":
-		return d.assistant(i, m)
+		return d.assistant(i, &m)
 	case "tool":
-		return d.tool(i, m)
+		return d.tool(i, &m)
 	case "function":
 		d.r.Need("functions", protoChat)
 	case "":
@@ -134,17 +143,21 @@ func (d *chatRequestDecoder) user(i int, content gjson.Result) error {
 
 // assistant reads an assistant turn: its reasoning (reasoning_content),
 // text (content, refusal) and tool calls, in that order.
-func (d *chatRequestDecoder) assistant(i int, m gjson.Result) error {
+func (d *chatRequestDecoder) assistant(i int, m *chatMessage) error {
 	d.toolGroup = false
 	var parts []Part
-	reasoning, err := wantString(m.Get("reasoning_content"), fmt.Sprintf("messages[%d].reasoning_content", i))
-	if err != nil {
-		return err
+	switch {
+	case notString(m.reasoningContent):
+		return fmt.Errorf("messages[%d].reasoning_content: must be a string, got %s", i, jsonKind(m.reasoningContent))
+	case notString(m.refusal):
+		return fmt.Errorf("messages[%d].refusal: must be a string, got %s", i, jsonKind(m.refusal))
+	case !isNull(m.toolCalls) && !m.toolCalls.IsArray():
+		return fmt.Errorf("messages[%d].tool_calls: must be an array, got %s", i, jsonKind(m.toolCalls))
 	}
-	if reasoning != "" {
-		parts = append(parts, Part{Kind: PartThinking, Text: reasoning})
+	if m.reasoningContent.Str != "" {
+		parts = append(parts, Part{Kind: PartThinking, Text: m.reasoningContent.Str})
 	}
-	text, err := chatTextParts(m.Get("content"), func() string { return fmt.Sprintf("messages[%d].content", i) }, true)
+	text, err := chatTextParts(m.content, func() string { return fmt.Sprintf("messages[%d].content", i) }, true)
 	if err != nil {
 		return err
 	}
@@ -153,21 +166,13 @@ func (d *chatRequestDecoder) assistant(i int, m gjson.Result) error {
 			parts = append(parts, p)
 		}
 	}
-	refusal, err := wantString(m.Get("refusal"), fmt.Sprintf("messages[%d].refusal", i))
-	if err != nil {
-		return err
+	if m.refusal.Str != "" {
+		parts = append(parts, Part{Kind: PartText, Text: m.refusal.Str})
 	}
-	if refusal != "" {
-		parts = append(parts, Part{Kind: PartText, Text: refusal})
-	}
-	if !isNull(m.Get("function_call")) {
+	if !isNull(m.functionCall) {
 		d.r.Need("functions", protoChat)
 	}
-	calls := m.Get("tool_calls")
-	if err := wantArray(calls, fmt.Sprintf("messages[%d].tool_calls", i)); err != nil {
-		return err
-	}
-	err = eachIndexed(calls, func(j int, c gjson.Result) error {
+	err = eachIndexed(m.toolCalls, func(j int, c gjson.Result) error {
 		call, ok, err := d.toolCall(i, j, c)
 		if ok {
 			parts = append(parts, call)
@@ -181,17 +186,23 @@ func (d *chatRequestDecoder) assistant(i int, m gjson.Result) error {
 	return err
 }
 
+// toolCallKeys are the fields of a tool call, then of its function.
+var toolCallKeys = [...]string{"type", "id", "function", "name", "arguments"}
+
 // toolCall reads messages[i].tool_calls[j]; ok is false for a call of a
 // kind the canonical form does not hold (recorded as a need).
 func (d *chatRequestDecoder) toolCall(i, j int, c gjson.Result) (Part, bool, error) {
 	if !c.IsObject() {
 		return Part{}, false, fmt.Errorf("messages[%d].tool_calls[%d]: must be an object, got %s", i, j, jsonKind(c))
 	}
-	if typ := c.Get("type").Str; typ != "function" && typ != "" {
+	var f [5]gjson.Result
+	objectFields(c, toolCallKeys[:3], f[:3])
+	if typ := f[0].Str; typ != "function" && typ != "" {
 		d.r.Need("tool:"+typ, protoChat)
 		return Part{}, false, nil
 	}
-	id, name, args := c.Get("id"), c.Get("function.name"), c.Get("function.arguments")
+	objectFields(f[2], toolCallKeys[3:], f[3:])
+	id, name, args := f[1], f[3], f[4]
 	if id.Type != gjson.String || id.Str == "" {
 		return Part{}, false, fmt.Errorf("messages[%d].tool_calls[%d].id: must be a non-empty string", i, j)
 	}
@@ -216,12 +227,12 @@ func (d *chatRequestDecoder) toolCall(i, j int, c gjson.Result) (Part, bool, err
 
 // tool reads a tool message into a tool result; consecutive tool messages
 // share one user message.
-func (d *chatRequestDecoder) tool(i int, m gjson.Result) error {
-	id := m.Get("tool_call_id")
+func (d *chatRequestDecoder) tool(i int, m *chatMessage) error {
+	id := m.toolCallID
 	if id.Type != gjson.String || id.Str == "" {
 		return fmt.Errorf("messages[%d].tool_call_id: must be a non-empty string", i)
 	}
-	content, err := chatTextParts(m.Get("content"), func() string { return fmt.Sprintf("messages[%d].content", i) }, false)
+	content, err := chatTextParts(m.content, func() string { return fmt.Sprintf("messages[%d].content", i) }, false)
 	if err != nil {
 		return err
 	}

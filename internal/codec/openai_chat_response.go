@@ -12,55 +12,70 @@ func (openAIChat) DecodeResponse(body []byte) (*Response, error) {
 	if !gjson.ValidBytes(body) {
 		return nil, fmt.Errorf("chat completion answer is not valid JSON")
 	}
-	root := gjson.Parse(string(body))
-	choice := root.Get("choices.0")
+	var f [len(chatAnswerKeys)]gjson.Result // id, model, created, choices, usage
+	objectFields(gjson.Parse(string(body)), chatAnswerKeys[:], f[:])
+	choice := f[3].Get("0")
 	if !choice.IsObject() {
 		return nil, fmt.Errorf("chat completion answer has no choices[0]")
 	}
-	resp := &Response{ID: root.Get("id").Str, Model: root.Get("model").Str, Created: root.Get("created").Int()}
-	msg := choice.Get("message")
-	if r := chatReasoning(msg); r != "" {
+	var ch [len(chatAnswerChoiceKeys)]gjson.Result // index, message, finish_reason
+	objectFields(choice, chatAnswerChoiceKeys[:], ch[:])
+	var m [len(chatDeltaKeys)]gjson.Result // reasoning_content, reasoning, content, refusal, tool_calls
+	objectFields(ch[1], chatDeltaKeys[:], m[:])
+	resp := &Response{ID: f[0].Str, Model: f[1].Str, Created: f[2].Int()}
+	if r := chatReasoning(m[0], m[1]); r != "" {
 		resp.Parts = append(resp.Parts, Part{Kind: PartThinking, Text: r})
 	}
-	if c := msg.Get("content"); c.Type == gjson.String && c.Str != "" {
+	if c := m[2]; c.Type == gjson.String && c.Str != "" {
 		resp.Parts = append(resp.Parts, Part{Kind: PartText, Text: c.Str})
 	}
 	refused := false
-	if rf := msg.Get("refusal"); rf.Type == gjson.String && rf.Str != "" {
+	if rf := m[3]; rf.Type == gjson.String && rf.Str != "" {
 		resp.Parts = append(resp.Parts, Part{Kind: PartText, Text: rf.Str})
 		refused = true
 	}
-	err := eachIndexed(msg.Get("tool_calls"), func(j int, c gjson.Result) error {
-		args, ok := parseArguments(c.Get("function.arguments").Str)
+	err := eachIndexed(m[4], func(j int, c gjson.Result) error {
+		var t [len(chatToolDeltaKeys)]gjson.Result // index, id, function, then name, arguments
+		objectFields(c, chatToolDeltaKeys[:3], t[:3])
+		objectFields(t[2], chatToolDeltaKeys[3:], t[3:])
+		args, ok := parseArguments(t[4].Str)
 		if !ok {
 			return fmt.Errorf("choices[0].message.tool_calls[%d].function.arguments: not a JSON object", j)
 		}
-		resp.Parts = append(resp.Parts, Part{Kind: PartToolCall, ID: c.Get("id").Str, Name: c.Get("function.name").Str, Arguments: args})
+		resp.Parts = append(resp.Parts, Part{Kind: PartToolCall, ID: t[1].Str, Name: t[3].Str, Arguments: args})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	resp.StopReason = chatStopReason(choice.Get("finish_reason").Str)
+	resp.StopReason = chatStopReason(ch[2].Str)
 	if resp.StopReason == StopEnd && containsKind(resp.Parts, PartToolCall) {
 		resp.StopReason = StopToolUse // some servers say "stop" after tool calls
 	}
 	if refused {
 		resp.StopReason = StopRefusal
 	}
-	resp.Usage = chatUsage(root.Get("usage"))
+	resp.Usage = chatUsage(f[4])
 	return resp, nil
 }
 
+// chatAnswerKeys and chatAnswerChoiceKeys are the fields of a whole
+// answer and of its choice that the decoder reads; the message's are
+// chatDeltaKeys.
+var (
+	chatAnswerKeys       = [...]string{"id", "model", "created", "choices", "usage"}
+	chatAnswerChoiceKeys = [...]string{"index", "message", "finish_reason"}
+)
+
 // chatReasoning is a message's or delta's reasoning: reasoning_content
-// (DeepSeek, vLLM), or reasoning (newer vLLM, OpenRouter) when that is a
-// string.
-func chatReasoning(v gjson.Result) string {
-	if r := v.Get("reasoning_content"); r.Type == gjson.String {
-		return r.Str
+// (DeepSeek, vLLM) when it is a string, else reasoning (newer vLLM,
+// OpenRouter) when that is.
+func chatReasoning(reasoningContent, reasoning gjson.Result) string {
+	if reasoningContent.Type == gjson.String {
+		return reasoningContent.Str
 	}
-	if r := v.Get("reasoning"); r.Type == gjson.String {
-		return r.Str
+	if reasoning.Type == gjson.String {
+		return reasoning.Str
 	}
 	return ""
 }

@@ -76,7 +76,7 @@ func (d *chatStreamDecoder) Decode(ev *Event, out []Chunk) ([]Chunk, error) {
 	}
 	if string(data) == "[DONE]" {
 		d.done = true
-		out = d.begin(out, gjson.Result{})
+		out = d.begin(out, "", "")
 		out = d.closeAll(out)
 		stop := d.stop
 		switch {
@@ -91,51 +91,68 @@ func (d *chatStreamDecoder) Decode(ev *Event, out []Chunk) ([]Chunk, error) {
 	if !gjson.Valid(s) {
 		return out, fmt.Errorf("chat stream: event is not JSON: %s", truncateText(s, 80))
 	}
-	root := gjson.Parse(s)
-	if e := root.Get("error"); e.Exists() && !isNull(e) {
+	var f [len(chatChunkKeys)]gjson.Result // error, choices, usage, id, model
+	objectFields(gjson.Parse(s), chatChunkKeys[:], f[:])
+	if !isNull(f[0]) {
 		d.done = true
 		err := decodeOpenAIError(0, data)
 		return append(out, Chunk{Type: ChunkError, Err: &err}), nil
 	}
-	choices := root.Get("choices")
-	if !choices.IsArray() {
+	if !f[1].IsArray() {
 		return out, fmt.Errorf("chat stream: event is not a chat.completion.chunk (no choices array): %s", truncateText(s, 80))
 	}
-	out = d.begin(out, root)
-	if u := root.Get("usage"); u.IsObject() {
-		d.usage = chatUsage(u)
+	out = d.begin(out, f[3].Str, f[4].Str)
+	if f[2].IsObject() {
+		d.usage = chatUsage(f[2])
 		out = append(out, Chunk{Type: ChunkUsage, Usage: d.usage})
 	}
-	choice := choices.Get("0")
-	if idx := choice.Get("index"); idx.Exists() && idx.Int() != 0 {
-		return out, nil // another choice: n > 1 is never translated
-	}
+	var choice gjson.Result
+	f[1].ForEach(func(_, c gjson.Result) bool {
+		choice = c
+		return false
+	})
 	return d.choice(out, choice), nil
 }
 
+// chatChunkKeys, chatChoiceKeys and chatDeltaKeys are the fields of a
+// chunk, of its choice and of the choice's delta that the decoder reads.
+var (
+	chatChunkKeys  = [...]string{"error", "choices", "usage", "id", "model"}
+	chatChoiceKeys = [...]string{"index", "delta", "finish_reason"}
+	chatDeltaKeys  = [...]string{"reasoning_content", "reasoning", "content", "refusal", "tool_calls"}
+	// chatToolDeltaKeys are a tool call delta's fields, then its function's.
+	chatToolDeltaKeys = [...]string{"index", "id", "function", "name", "arguments"}
+)
+
 // begin emits ChunkStart once, with the answer's id and model.
-func (d *chatStreamDecoder) begin(out []Chunk, root gjson.Result) []Chunk {
+func (d *chatStreamDecoder) begin(out []Chunk, id, model string) []Chunk {
 	if d.started {
 		return out
 	}
 	d.started = true
-	return append(out, Chunk{Type: ChunkStart, ID: root.Get("id").Str, Model: root.Get("model").Str})
+	return append(out, Chunk{Type: ChunkStart, ID: id, Model: model})
 }
 
 // choice follows one choice's delta and finish_reason.
 func (d *chatStreamDecoder) choice(out []Chunk, choice gjson.Result) []Chunk {
-	delta := choice.Get("delta")
-	if r := chatReasoning(delta); r != "" {
+	var ch [len(chatChoiceKeys)]gjson.Result // index, delta, finish_reason
+	objectFields(choice, chatChoiceKeys[:], ch[:])
+	if ch[0].Int() != 0 {
+		return out // another choice: n > 1 is never translated
+	}
+	var f [len(chatDeltaKeys)]gjson.Result // reasoning_content, reasoning, content, refusal, tool_calls
+	objectFields(ch[1], chatDeltaKeys[:], f[:])
+	if r := chatReasoning(f[0], f[1]); r != "" {
 		out = d.text(out, chatThinking, r)
 	}
-	if c := delta.Get("content"); c.Type == gjson.String && c.Str != "" {
-		out = d.text(out, chatText, c.Str)
+	if f[2].Type == gjson.String && f[2].Str != "" {
+		out = d.text(out, chatText, f[2].Str)
 	}
-	if rf := delta.Get("refusal"); rf.Type == gjson.String && rf.Str != "" {
-		out = d.text(out, chatText, rf.Str)
+	if f[3].Type == gjson.String && f[3].Str != "" {
+		out = d.text(out, chatText, f[3].Str)
 		d.refusal = true
 	}
-	if calls := delta.Get("tool_calls"); calls.IsArray() {
+	if calls := f[4]; calls.IsArray() {
 		j := 0
 		calls.ForEach(func(_, c gjson.Result) bool {
 			out = d.toolDelta(out, j, c)
@@ -143,7 +160,7 @@ func (d *chatStreamDecoder) choice(out []Chunk, choice gjson.Result) []Chunk {
 			return true
 		})
 	}
-	if fr := choice.Get("finish_reason"); fr.Type == gjson.String && fr.Str != "" {
+	if fr := ch[2]; fr.Type == gjson.String && fr.Str != "" {
 		d.stop = chatStopReason(fr.Str)
 		out = d.closeAll(out)
 	}
@@ -215,9 +232,12 @@ func (d *chatStreamDecoder) openTool(out []Chunk, k int) []Chunk {
 // argument fragments stream into its block, or are buffered while another
 // block is open.
 func (d *chatStreamDecoder) toolDelta(out []Chunk, j int, c gjson.Result) []Chunk {
+	var f [len(chatToolDeltaKeys)]gjson.Result // index, id, function, then name, arguments
+	objectFields(c, chatToolDeltaKeys[:3], f[:3])
+	objectFields(f[2], chatToolDeltaKeys[3:], f[3:])
 	idx := int64(j)
-	if v := c.Get("index"); v.Exists() {
-		idx = v.Int()
+	if f[0].Exists() {
+		idx = f[0].Int()
 	}
 	k := -1
 	for i := len(d.tools) - 1; i >= 0 && k < 0; i-- {
@@ -225,7 +245,7 @@ func (d *chatStreamDecoder) toolDelta(out []Chunk, j int, c gjson.Result) []Chun
 			k = i
 		}
 	}
-	id, name, args := c.Get("id").Str, c.Get("function.name").Str, c.Get("function.arguments").Str
+	id, name, args := f[1].Str, f[3].Str, f[4].Str
 	if k >= 0 && d.tools[k].state == toolClosed {
 		if id == "" || id == d.tools[k].id {
 			return out // a late fragment of a call already closed: dropped

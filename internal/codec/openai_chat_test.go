@@ -364,3 +364,13 @@ func TestOpenAIChatRequestRoundTrip(t *testing.T) {
 		"tool_choice":"required","parallel_tool_calls":true,"max_tokens":100,"temperature":0,"stop":["z"],"stream":true,"stream_options":{"include_usage":true},"reasoning_effort":"low","user":"me"}`
 	oaiSameJSON(t, out, []byte(want))
 }
+
+func TestForFamilyOpenAIIsChat(t *testing.T) {
+	got := ForFamily(FamilyOpenAI)
+	if got == nil || got.Name() != "openai-chat" || got != OpenAIChat.(Translator) {
+		t.Fatalf("ForFamily(FamilyOpenAI) = %v, want OpenAIChat", got)
+	}
+	if _, ok := OpenAIResponses.(Translator); !ok {
+		t.Fatal("OpenAIResponses is not a Translator")
+	}
+}

@@ -33,6 +33,23 @@ func jsonKind(v gjson.Result) string {
 // isNull reports whether v is absent or JSON null.
 func isNull(v gjson.Result) bool { return v.Type == gjson.Null }
 
+// notString reports whether v is present, not null, and not a string.
+func notString(v gjson.Result) bool { return !isNull(v) && v.Type != gjson.String }
+
+// objectFields reads, in one pass over the object v, the value of each of
+// keys into out (out[i] for keys[i]); absent keys leave the zero Result.
+func objectFields(v gjson.Result, keys []string, out []gjson.Result) {
+	v.ForEach(func(k, val gjson.Result) bool {
+		for i := range keys {
+			if k.Str == keys[i] {
+				out[i] = val
+				break
+			}
+		}
+		return true
+	})
+}
+
 // wantString reads a string.
 func wantString(v gjson.Result, path string) (string, error) {
 	if isNull(v) || v.Type == gjson.String {

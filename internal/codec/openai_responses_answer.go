@@ -16,15 +16,17 @@ func (openAIResponses) DecodeResponse(body []byte) (*Response, error) {
 		return nil, fmt.Errorf("response answer is not valid JSON")
 	}
 	root := gjson.Parse(string(body))
-	if !root.IsObject() || !root.Get("output").IsArray() {
+	var f [len(responsesAnswerKeys)]gjson.Result // id, model, created_at, status, output, usage, error
+	objectFields(root, responsesAnswerKeys[:], f[:])
+	if !f[4].IsArray() {
 		return nil, fmt.Errorf("response answer has no output array")
 	}
-	if root.Get("status").Str == "failed" {
-		return nil, fmt.Errorf("response failed: %s", root.Get("error.message").Str)
+	if f[3].Str == "failed" {
+		return nil, fmt.Errorf("response failed: %s", f[6].Get("message").Str)
 	}
-	resp := &Response{ID: root.Get("id").Str, Model: root.Get("model").Str, Created: root.Get("created_at").Int()}
+	resp := &Response{ID: f[0].Str, Model: f[1].Str, Created: f[2].Int()}
 	refused := false
-	err := eachIndexed(root.Get("output"), func(i int, it gjson.Result) error {
+	err := eachIndexed(f[4], func(i int, it gjson.Result) error {
 		var err error
 		resp.Parts, refused, err = appendResponsesItem(resp.Parts, it, refused, i)
 		return err
@@ -33,23 +35,32 @@ func (openAIResponses) DecodeResponse(body []byte) (*Response, error) {
 		return nil, err
 	}
 	resp.StopReason = responsesStopReason(root, containsKind(resp.Parts, PartToolCall), refused)
-	resp.Usage = responsesUsage(root.Get("usage"))
+	resp.Usage = responsesUsage(f[5])
 	return resp, nil
 }
+
+// responsesAnswerKeys are the fields of a response object the decoder
+// reads; responsesItemKeys those of an output item.
+var (
+	responsesAnswerKeys = [...]string{"id", "model", "created_at", "status", "output", "usage", "error"}
+	responsesItemKeys   = [...]string{"type", "content", "encrypted_content", "arguments", "call_id", "name"}
+)
 
 // appendResponsesItem appends the parts of output item i to parts and
 // reports whether a refusal was seen.
 func appendResponsesItem(parts []Part, it gjson.Result, refused bool, i int) ([]Part, bool, error) {
-	switch it.Get("type").Str {
+	var f [len(responsesItemKeys)]gjson.Result // type, content, encrypted_content, arguments, call_id, name
+	objectFields(it, responsesItemKeys[:], f[:])
+	switch f[0].Str {
 	case "reasoning":
 		if text := reasoningText(it); text != "" {
 			parts = append(parts, Part{Kind: PartThinking, Text: text})
 		}
-		if enc := it.Get("encrypted_content"); enc.Type == gjson.String && enc.Str != "" {
+		if enc := f[2]; enc.Type == gjson.String && enc.Str != "" {
 			parts = append(parts, Part{Kind: PartRedactedThinking, Data: enc.Str})
 		}
 	case "message":
-		it.Get("content").ForEach(func(_, c gjson.Result) bool {
+		f[1].ForEach(func(_, c gjson.Result) bool {
 			switch c.Get("type").Str {
 			case "output_text":
 				parts = append(parts, Part{Kind: PartText, Text: c.Get("text").Str})
@@ -60,11 +71,11 @@ func appendResponsesItem(parts []Part, it gjson.Result, refused bool, i int) ([]
 			return true
 		})
 	case "function_call":
-		args, ok := parseArguments(it.Get("arguments").Str)
+		args, ok := parseArguments(f[3].Str)
 		if !ok {
 			return parts, refused, fmt.Errorf("output[%d].arguments: not a JSON object", i)
 		}
-		parts = append(parts, Part{Kind: PartToolCall, ID: it.Get("call_id").Str, Name: it.Get("name").Str, Arguments: args})
+		parts = append(parts, Part{Kind: PartToolCall, ID: f[4].Str, Name: f[5].Str, Arguments: args})
 	}
 	return parts, refused, nil
 }

@@ -14,8 +14,8 @@ func (openAIResponses) EncodeRequest(r *Request, model string, _ EncodeOptions) 
 		w.keyStr("model", model)
 		w.comma()
 	}
-	if len(r.System) > 0 {
-		w.keyStr("instructions", textOf(r.System, "\n\n"))
+	if instructions := textOf(r.System, "\n\n"); instructions != "" {
+		w.keyStr("instructions", instructions)
 		w.comma()
 	}
 	w.key("input")

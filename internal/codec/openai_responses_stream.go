@@ -59,24 +59,49 @@ func (d *responsesStreamDecoder) Decode(ev *Event, out []Chunk) ([]Chunk, error)
 		return out, fmt.Errorf("responses stream: event is not JSON: %s", truncateText(s, 80))
 	}
 	root := gjson.Parse(s)
-	typ := root.Get("type").Str
-	if typ == "" {
-		typ = string(ev.Name)
+	var e responsesEvent
+	e.read(root)
+	if e.typ == "" {
+		e.typ = string(ev.Name)
 	}
-	if !root.IsObject() || typ == "" {
+	if !root.IsObject() || e.typ == "" {
 		return out, fmt.Errorf("responses stream: event has no type: %s", truncateText(s, 80))
 	}
-	if typ == "error" {
+	switch e.typ {
+	case "error":
 		d.done = true
 		return append(out, Chunk{Type: ChunkError, Err: responsesStreamError(root)}), nil
-	}
-	if typ == "response.failed" {
+	case "response.failed":
 		d.done = true
-		e := root.Get("response.error")
-		return append(out, Chunk{Type: ChunkError, Err: &Error{Code: e.Get("code").String(), Message: e.Get("message").Str}}), nil
+		fail := e.response.Get("error")
+		return append(out, Chunk{Type: ChunkError, Err: &Error{Code: fail.Get("code").String(), Message: fail.Get("message").Str}}), nil
 	}
-	out = d.begin(out, root.Get("response"))
-	return d.event(out, typ, root), nil
+	if !d.started {
+		d.started, d.lastItem = true, -1
+		out = append(out, Chunk{Type: ChunkStart, ID: e.response.Get("id").Str, Model: e.response.Get("model").Str})
+	}
+	return d.event(out, &e), nil
+}
+
+// responsesEventKeys are the fields of an event the decoder reads, in the
+// order responsesEvent.read takes them.
+var responsesEventKeys = [...]string{"type", "response", "item", "part", "output_index", "content_index", "summary_index", "delta", "text", "refusal", "arguments"}
+
+// responsesEvent is an event's fields, read in one pass.
+type responsesEvent struct {
+	typ                        string
+	response, item, part       gjson.Result
+	output, content, summary   int64
+	delta, text, refusal, args string
+}
+
+// read fills e from the event object root.
+func (e *responsesEvent) read(root gjson.Result) {
+	var f [len(responsesEventKeys)]gjson.Result
+	objectFields(root, responsesEventKeys[:], f[:])
+	e.typ, e.response, e.item, e.part = f[0].Str, f[1], f[2], f[3]
+	e.output, e.content, e.summary = f[4].Int(), f[5].Int(), f[6].Int()
+	e.delta, e.text, e.refusal, e.args = f[7].Str, f[8].Str, f[9].Str, f[10].Str
 }
 
 // responsesStreamError reads an error event: {code, message} at the top
@@ -88,68 +113,59 @@ func responsesStreamError(root gjson.Result) *Error {
 	return &Error{Code: root.Get("code").String(), Message: root.Get("message").Str}
 }
 
-// begin emits ChunkStart once, with the response's id and model.
-func (d *responsesStreamDecoder) begin(out []Chunk, resp gjson.Result) []Chunk {
-	if d.started {
-		return out
-	}
-	d.started, d.lastItem = true, -1
-	return append(out, Chunk{Type: ChunkStart, ID: resp.Get("id").Str, Model: resp.Get("model").Str})
-}
-
-// event follows one non-error event of type typ.
-func (d *responsesStreamDecoder) event(out []Chunk, typ string, root gjson.Result) []Chunk {
-	item := root.Get("output_index").Int()
-	switch typ {
+// event follows one event that neither fails nor starts the stream.
+func (d *responsesStreamDecoder) event(out []Chunk, e *responsesEvent) []Chunk {
+	item := e.output
+	text := responsesBlock{item: item, part: e.content, kind: PartText}
+	summary := responsesBlock{item: item, part: e.summary, kind: PartThinking}
+	reasoning := responsesBlock{item: item, part: -1 - e.content, kind: PartThinking}
+	switch e.typ {
 	case "response.output_item.added":
-		if it := root.Get("item"); it.Get("type").Str == "function_call" {
+		if e.item.Get("type").Str == "function_call" {
 			out = d.openBlock(out, responsesBlock{item: item, kind: PartToolCall},
-				Part{Kind: PartToolCall, ID: it.Get("call_id").Str, Name: it.Get("name").Str})
+				Part{Kind: PartToolCall, ID: e.item.Get("call_id").Str, Name: e.item.Get("name").Str})
 			d.toolCalls = true
-			out = d.delta(out, it.Get("arguments").Str)
+			out = d.delta(out, e.item.Get("arguments").Str)
 		}
 	case "response.content_part.added":
-		if pt := root.Get("part.type").Str; pt == "output_text" || pt == "refusal" {
-			out = d.ensure(out, responsesBlock{item: item, part: root.Get("content_index").Int(), kind: PartText})
+		if pt := e.part.Get("type").Str; pt == "output_text" || pt == "refusal" {
+			out = d.ensure(out, text)
 		}
 	case "response.output_text.delta", "response.refusal.delta":
-		d.refusal = d.refusal || typ == "response.refusal.delta"
-		out = d.deltaTo(out, responsesBlock{item: item, part: root.Get("content_index").Int(), kind: PartText}, root.Get("delta").Str)
-	case "response.output_text.done", "response.refusal.done":
-		field := "text"
-		if typ == "response.refusal.done" {
-			field = "refusal"
-		}
-		out = d.doneText(out, responsesBlock{item: item, part: root.Get("content_index").Int(), kind: PartText}, root.Get(field).Str)
+		d.refusal = d.refusal || e.typ == "response.refusal.delta"
+		out = d.deltaTo(out, text, e.delta)
+	case "response.output_text.done":
+		out = d.doneText(out, text, e.text)
+	case "response.refusal.done":
+		out = d.doneText(out, text, e.refusal)
 	case "response.content_part.done":
-		out = d.closeIf(out, responsesBlock{item: item, part: root.Get("content_index").Int(), kind: PartText})
+		out = d.closeIf(out, text)
 	case "response.reasoning_summary_part.added":
-		out = d.ensure(out, responsesBlock{item: item, part: root.Get("summary_index").Int(), kind: PartThinking})
+		out = d.ensure(out, summary)
 	case "response.reasoning_summary_text.delta":
-		out = d.deltaTo(out, responsesBlock{item: item, part: root.Get("summary_index").Int(), kind: PartThinking}, root.Get("delta").Str)
+		out = d.deltaTo(out, summary, e.delta)
 	case "response.reasoning_summary_text.done":
-		out = d.doneText(out, responsesBlock{item: item, part: root.Get("summary_index").Int(), kind: PartThinking}, root.Get("text").Str)
+		out = d.doneText(out, summary, e.text)
 	case "response.reasoning_summary_part.done":
-		out = d.closeIf(out, responsesBlock{item: item, part: root.Get("summary_index").Int(), kind: PartThinking})
+		out = d.closeIf(out, summary)
 	case "response.reasoning_text.delta":
-		out = d.deltaTo(out, responsesBlock{item: item, part: -1 - root.Get("content_index").Int(), kind: PartThinking}, root.Get("delta").Str)
+		out = d.deltaTo(out, reasoning, e.delta)
 	case "response.reasoning_text.done":
-		out = d.doneText(out, responsesBlock{item: item, part: -1 - root.Get("content_index").Int(), kind: PartThinking}, root.Get("text").Str)
+		out = d.doneText(out, reasoning, e.text)
 	case "response.function_call_arguments.delta":
 		if d.open && d.cur.item == item && d.cur.kind == PartToolCall {
-			out = d.delta(out, root.Get("delta").Str)
+			out = d.delta(out, e.delta)
 		}
 	case "response.function_call_arguments.done":
 		if d.open && d.cur.item == item && d.cur.kind == PartToolCall && !d.gotDelta {
-			out = d.delta(out, root.Get("arguments").Str)
+			out = d.delta(out, e.args)
 		}
 	case "response.output_item.done":
-		out = d.itemDone(out, item, root.Get("item"))
+		out = d.itemDone(out, item, e.item)
 	case "response.completed", "response.incomplete":
 		out = d.closeOpen(out)
 		d.done = true
-		resp := root.Get("response")
-		return append(out, Chunk{Type: ChunkEnd, StopReason: responsesStopReason(resp, d.toolCalls, d.refusal), Usage: responsesUsage(resp.Get("usage"))})
+		return append(out, Chunk{Type: ChunkEnd, StopReason: responsesStopReason(e.response, d.toolCalls, d.refusal), Usage: responsesUsage(e.response.Get("usage"))})
 	}
 	return out
 }
