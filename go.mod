@@ -14,6 +14,7 @@ require (
 	github.com/tidwall/gjson v1.20.3
 	github.com/tidwall/sjson v1.2.9
 	golang.org/x/net v0.62.0
+	google.golang.org/genai v1.77.0
 	modernc.org/sqlite v1.62.0
 )
 
@@ -28,7 +29,6 @@ require (
 	github.com/gorilla/websocket v1.5.3 // indirect
 	go.opencensus.io v0.24.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
-	google.golang.org/genai v1.77.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240903143218-8af14fe29dc1 // indirect
 	google.golang.org/grpc v1.66.2 // indirect
 )
