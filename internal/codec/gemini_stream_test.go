@@ -91,7 +91,7 @@ func TestGeminiStreamDecode(t *testing.T) {
 		{
 			name: "function calls are whole blocks, with their ids or synthesized ones",
 			sse: agData(
-				`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"id":"fc-1","name":"a","args":{"x":1}}},{"functionCall":{"name":"b"}}]},"finishReason":"STOP"}],`+usage+`}`),
+				`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"id":"fc-1","name":"a","args":{"x":1}}},{"functionCall":{"name":"b"}}]},"finishReason":"STOP"}],` + usage + `}`),
 			want: []Chunk{
 				{Type: ChunkStart, Usage: Usage{Input: 10, Output: 5}},
 				{Type: ChunkBlockStart, Index: 0, Block: Part{Kind: PartToolCall, ID: "fc-1", Name: "a"}},
