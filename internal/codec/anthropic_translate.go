@@ -236,7 +236,10 @@ func (d *anthropicRequestDecoder) block(v gjson.Result, path func() string) (p P
 		if p.ID, err = gjString(v, "id", path); err != nil {
 			return p, false, err
 		}
-		if p.Name, err = gjString(v, "name", path); err != nil {
+		if p.Name, err = gjString(v, "name", path); err != nil || p.Name == "" {
+			if err == nil {
+				err = fmt.Errorf("%s.name: field required", path())
+			}
 			return p, false, err
 		}
 		input := v.Get("input")

@@ -226,8 +226,8 @@ func TestGeminiEncodeRequest(t *testing.T) {
 		{
 			name: "turns merged, system, generation config; model, stream and user not in the body",
 			req: Request{Model: "gemini-2.5-flash", Stream: true, User: "u-1", IncludeUsage: true,
-				System:   []Part{text("Be brief."), text(""), text("Be kind.")},
-				Messages: []Message{user(text("Hi")), user(text("there")), assistant(text("Hello"), Part{Kind: PartRedactedThinking, Data: "x"}), {Role: RoleAssistant}},
+				System:    []Part{text("Be brief."), text(""), text("Be kind.")},
+				Messages:  []Message{user(text("Hi")), user(text("there")), assistant(text("Hello"), Part{Kind: PartRedactedThinking, Data: "x"}), {Role: RoleAssistant}},
 				MaxTokens: 100, Temperature: agPtr(1.5), TopP: agPtr(0.9), TopK: agPtr(int64(40)), Stop: []string{"1", "2", "3", "4", "5", "6"}},
 			want: `{"contents":[{"role":"user","parts":[{"text":"Hi"},{"text":"there"}]},{"role":"model","parts":[{"text":"Hello"}]}],
 				"systemInstruction":{"parts":[{"text":"Be brief."},{"text":"Be kind."}]},
