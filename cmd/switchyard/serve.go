@@ -118,7 +118,8 @@ func printDemo(out interface{ Write([]byte) (int, error) }, addr, adminToken str
 Switchyard demo is serving on http://%[1]s
   client key: %[2]s
   models:     %[3]s (3 mock upstreams, 2 tiers), %[4]s (Anthropic Messages API),
-              %[6]s (an Anthropic and an OpenAI-compatible upstream: any SDK, translated)
+              %[6]s (an Anthropic and an OpenAI-compatible upstream: any SDK, translated),
+              %[7]s (a Gemini and an OpenAI upstream; Gemini clients: /v1beta)
   dashboard:  http://%[1]s/admin/  (admin token: %[5]s)
   metrics:    http://%[1]s/metrics
 
@@ -130,7 +131,7 @@ Try it:
   ANTHROPIC_BASE_URL=http://%[1]s ANTHROPIC_API_KEY=%[2]s claude -p --model %[6]s 'Hello!'
 
 Press Ctrl-C to stop.
-`, addr, gateway.DemoKey, gateway.DemoOpenAIModel, gateway.DemoAnthropicModel, adminToken, gateway.DemoMixedModel)
+`, addr, gateway.DemoKey, gateway.DemoOpenAIModel, gateway.DemoAnthropicModel, adminToken, gateway.DemoMixedModel, gateway.DemoGeminiModel)
 }
 
 // newLogger returns a JSON logger on stderr at level.

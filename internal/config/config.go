@@ -20,6 +20,7 @@ const (
 	ProviderOpenAICompatible = provider.NameOpenAICompatible
 	ProviderAzureOpenAI      = provider.NameAzureOpenAI
 	ProviderAnthropic        = provider.NameAnthropic
+	ProviderGemini           = provider.NameGemini
 )
 
 // Balancing strategies a route may select (DESIGN.md §4). The balancer's

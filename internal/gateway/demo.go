@@ -23,6 +23,9 @@ const (
 	// upstream and an OpenAI-compatible one, which gets Anthropic clients'
 	// requests translated (and OpenAI clients' the other way).
 	DemoMixedModel = "claude-sonnet-4"
+	// DemoGeminiModel is served by a Gemini upstream and, translated, an
+	// OpenAI one.
+	DemoGeminiModel = "gemini-2.5-flash"
 )
 
 // Demo is a ready-to-serve configuration backed by three in-process mock
@@ -70,7 +73,11 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 	cfg.Admin.Token = "sy-admin-" + rand.Text()
 	up := func(name, provider, mockName string, models []string, weight, priority int) config.Upstream {
 		u := config.DefaultUpstream()
-		u.Name, u.Provider, u.BaseURL, u.APIKey = name, provider, urls[mockName]+"/v1", "sk-demo-"+name
+		version := "/v1"
+		if provider == config.ProviderGemini {
+			version = "/v1beta"
+		}
+		u.Name, u.Provider, u.BaseURL, u.APIKey = name, provider, urls[mockName]+version, "sk-demo-"+name
 		u.Models, u.Weight, u.Priority = models, weight, priority
 		return u
 	}
@@ -82,6 +89,8 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 		up("anthropic-backup", config.ProviderAnthropic, "mock-backup", []string{DemoAnthropicModel}, 1, 1),
 		up("claude-anthropic", config.ProviderAnthropic, "mock-fast", []string{DemoMixedModel}, 1, 0),
 		up("claude-openai-compatible", config.ProviderOpenAICompatible, "mock-steady", []string{DemoMixedModel}, 1, 0),
+		up("gemini-google", config.ProviderGemini, "mock-fast", []string{DemoGeminiModel}, 2, 0),
+		up("gemini-openai", config.ProviderOpenAI, "mock-steady", []string{DemoGeminiModel}, 1, 0),
 	}
 	if errs := cfg.Validate(); len(errs) > 0 {
 		d.Cleanup()

@@ -67,8 +67,8 @@ func TestTranslatedWholeAnswer(t *testing.T) {
 	}{
 		{
 			name: "anthropic client, openai upstream", path: "/v1/messages",
-			body: `{"model":"m","max_tokens":100,"system":"Be brief.","messages":[{"role":"user","content":"Hi"}]}`,
-			hdr:  []string{"Anthropic-Version", "2023-06-01", "Anthropic-Beta", "prompt-caching-2024-07-31"},
+			body:     `{"model":"m","max_tokens":100,"system":"Be brief.","messages":[{"role":"user","content":"Hi"}]}`,
+			hdr:      []string{"Anthropic-Version", "2023-06-01", "Anthropic-Beta", "prompt-caching-2024-07-31"},
 			provider: config.ProviderOpenAI, answer: openAIAnswer, wantUpstreamPath: "/chat/completions",
 			checkUpstream: func(t *testing.T, body []byte) {
 				m := gjson.GetManyBytes(body, "model", "messages.0.role", "messages.0.content", "messages.1.role", "max_tokens")
