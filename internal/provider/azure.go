@@ -46,7 +46,7 @@ type azureEndpoint struct {
 	query string // api-version=V
 }
 
-func (e *azureEndpoint) Family() codec.Family { return codec.FamilyOpenAI }
+func (e *azureEndpoint) Family(string) codec.Family { return codec.FamilyOpenAI }
 func (e *azureEndpoint) OpenStreamEnd() bool  { return false }
 
 // url addresses op: a deployment's operation, or the resource-level

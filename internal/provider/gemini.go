@@ -58,7 +58,7 @@ type geminiEndpoint struct {
 	extra map[string]string
 }
 
-func (e *geminiEndpoint) Family() codec.Family { return codec.FamilyGemini }
+func (e *geminiEndpoint) Family(string) codec.Family { return codec.FamilyGemini }
 
 // OpenStreamEnd is false: a Gemini stream is complete once a chunk carried
 // a finishReason (the codec watches for it), cut otherwise.

@@ -111,7 +111,7 @@ func (x *exchange) tryModel(ctx context.Context, model string, fallback bool) bo
 func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*upstream, bodyLen int64) (balancer.Plan, time.Duration) {
 	cands, wait := x.s.snapshot(ups, x.est)
 	if x.tr.client != nil {
-		x.markCompatible(cands, ups)
+		x.markCompatible(cands, ups, model)
 	}
 	req := balancer.Request{
 		RequestID: x.log.ID, Model: model, Key: x.key.cfg.Name, Stream: x.stream, K: 1 + rt.cfg.Retries,
