@@ -187,3 +187,32 @@ func TestFunctionResponseText(t *testing.T) {
 		}
 	}
 }
+
+func TestCutAtStop(t *testing.T) {
+	ps := splitPieces("the green signal and the yard")
+	tests := []struct {
+		name   string
+		stops  []string
+		want   string
+		wantSq string
+	}{
+		{"none", nil, "the green signal and the yard", ""},
+		{"absent", []string{"red"}, "the green signal and the yard", ""},
+		{"a word", []string{"signal"}, "the green ", "signal"},
+		{"inside a piece", []string{"ree"}, "the g", "ree"},
+		{"the earliest wins", []string{"yard", "green"}, "the ", "green"},
+		{"at the start", []string{"the"}, "", "the"},
+		{"empty is ignored", []string{""}, "the green signal and the yard", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, seq := cutAtStop(ps, tt.stops)
+			if strings.Join(got, "") != tt.want || seq != tt.wantSq {
+				t.Errorf("cutAtStop = %q %q, want %q %q", got, seq, tt.want, tt.wantSq)
+			}
+		})
+	}
+	if strings.Join(ps, "") != "the green signal and the yard" {
+		t.Error("cutAtStop changed its input")
+	}
+}

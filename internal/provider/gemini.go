@@ -30,6 +30,7 @@ var (
 	_ Endpoint = (*geminiEndpoint)(nil)
 )
 
+// Name is "gemini".
 func (Gemini) Name() string { return NameGemini }
 
 // Check requires api_key, and a base_url that is an absolute http(s) URL
@@ -44,6 +45,8 @@ func (Gemini) Check(u Upstream) []Problem {
 	return ps
 }
 
+// New returns the endpoint of u, on DefaultGeminiBaseURL when u sets no
+// base_url.
 func (Gemini) New(u Upstream) Endpoint {
 	base := u.BaseURL
 	if base == "" {
