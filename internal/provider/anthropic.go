@@ -46,7 +46,7 @@ type anthropicEndpoint struct {
 }
 
 func (e *anthropicEndpoint) Family(string) codec.Family { return codec.FamilyAnthropic }
-func (e *anthropicEndpoint) OpenStreamEnd() bool  { return false }
+func (e *anthropicEndpoint) OpenStreamEnd() bool        { return false }
 
 func (e *anthropicEndpoint) authorize(h http.Header) {
 	setExtra(h, e.extra)

@@ -47,7 +47,7 @@ type azureEndpoint struct {
 }
 
 func (e *azureEndpoint) Family(string) codec.Family { return codec.FamilyOpenAI }
-func (e *azureEndpoint) OpenStreamEnd() bool  { return false }
+func (e *azureEndpoint) OpenStreamEnd() bool        { return false }
 
 // url addresses op: a deployment's operation, or the resource-level
 // responses and models.
