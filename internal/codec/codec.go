@@ -25,22 +25,27 @@ const (
 	FamilyAnthropic
 	// FamilyGemini is Google's Gemini API (generateContent).
 	FamilyGemini
+	// FamilyBedrock is AWS Bedrock's Converse API (Converse and
+	// ConverseStream). No client speaks it: requests reach it translated.
+	FamilyBedrock
 )
 
-// String returns "openai", "anthropic" or "gemini".
+// String returns "openai", "anthropic", "gemini" or "bedrock".
 func (f Family) String() string {
 	switch f {
 	case FamilyAnthropic:
 		return "anthropic"
 	case FamilyGemini:
 		return "gemini"
+	case FamilyBedrock:
+		return "bedrock"
 	}
 	return "openai"
 }
 
 // ForFamily returns the protocol a translated request takes to an upstream
-// of family f: OpenAI Chat Completions, Anthropic Messages or Gemini
-// generateContent; nil when there is none.
+// of family f: OpenAI Chat Completions, Anthropic Messages, Gemini
+// generateContent or Bedrock Converse; nil when there is none.
 func ForFamily(f Family) Translator {
 	var c Codec
 	switch f {
@@ -50,6 +55,8 @@ func ForFamily(f Family) Translator {
 		c = Anthropic
 	case FamilyGemini:
 		c = Gemini
+	case FamilyBedrock:
+		c = Bedrock
 	}
 	t, _ := c.(Translator)
 	return t

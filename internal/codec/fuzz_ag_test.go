@@ -12,9 +12,9 @@ import (
 // testdata/fuzz/<name>/ (the recorded streams and typical requests).
 
 // FuzzAnthropicRequest decodes arbitrary bodies as Anthropic requests.
-// What decodes must encode, to Anthropic and to Gemini, as valid JSON (a
-// Gemini tool result that answers no call may be refused), and the
-// Anthropic encoding must decode again.
+// What decodes must encode, to Anthropic, Gemini and Bedrock, as valid
+// JSON (a Gemini tool result that answers no call, or an image Converse
+// cannot take, may be refused), and each encoding must decode again.
 func FuzzAnthropicRequest(f *testing.F) {
 	f.Add([]byte(`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"Hi"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -35,10 +35,10 @@ func agFuzzRequest(t *testing.T, from Translator, body []byte) {
 	if err != nil {
 		return
 	}
-	for _, to := range []Translator{Anthropic.(Translator), Gemini.(Translator)} {
-		out, err := to.EncodeRequest(r, "model", EncodeOptions{})
+	for _, to := range []Translator{Anthropic.(Translator), Gemini.(Translator), Bedrock.(Translator)} {
+		out, err := to.EncodeRequest(r, "claude-model", EncodeOptions{})
 		if err != nil {
-			if to == Gemini.(Translator) {
+			if to != Anthropic.(Translator) {
 				continue
 			}
 			t.Fatalf("%s: EncodeRequest: %v", to.Name(), err)

@@ -25,6 +25,11 @@ type Event struct {
 	Name []byte
 	// Data is the data: lines joined by \n.
 	Data []byte
+	// Exception marks an event of a provider's own framing that reports an
+	// error out of band: an AWS event-stream frame whose :message-type is
+	// "exception" (Name is then its :exception-type) or "error" (Name is
+	// its :error-code). Always false for SSE.
+	Exception bool
 }
 
 // EventStream is a stream's events, one at a time: SSE (EventReader) or a
