@@ -53,7 +53,7 @@ func TestBedrockAnswerParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	agEqual(t, r, &Response{
-		Parts: []Part{{Kind: PartRedactedThinking, Data: "ZW5j"}, {Kind: PartText}, {Kind: PartToolCall, ID: "t", Name: "f", Arguments: agRaw(`{}`)}},
+		Parts:      []Part{{Kind: PartRedactedThinking, Data: "ZW5j"}, {Kind: PartText}, {Kind: PartToolCall, ID: "t", Name: "f", Arguments: agRaw(`{}`)}},
 		StopReason: StopSequence, StopSequence: "END", Usage: Usage{Input: 12, Output: 1, CacheWrite: 7},
 	})
 }

@@ -171,8 +171,8 @@ func TestBedrockEncodeRequest(t *testing.T) {
 					{"reasoningContent":{"redactedContent":"ZW5j"}},{"text":"ok"}]}]}`,
 		},
 		{
-			name: "sampling: temperature clamped, topP kept for other models, stop sequences",
-			req:  Request{Messages: hi, MaxTokens: 7, Temperature: agPtr(1.7), TopP: agPtr(0.9), TopK: agPtr(int64(5)), Stop: []string{"a", "b"}},
+			name:  "sampling: temperature clamped, topP kept for other models, stop sequences",
+			req:   Request{Messages: hi, MaxTokens: 7, Temperature: agPtr(1.7), TopP: agPtr(0.9), TopK: agPtr(int64(5)), Stop: []string{"a", "b"}},
 			model: nova,
 			want: `{"messages":[{"role":"user","content":[{"text":"Hi"}]}],
 				"inferenceConfig":{"maxTokens":7,"temperature":1,"topP":0.9,"stopSequences":["a","b"]}}`,
