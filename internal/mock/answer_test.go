@@ -11,7 +11,7 @@ import (
 )
 
 // This file reads every family's answers, plain and streamed, into one
-// shape, so that one table of scenarios can check all four families and
+// shape, so that one table of scenarios can check all five families and
 // that a stream says what the plain answer says.
 
 // answer is an answer in the families' common terms.
@@ -75,6 +75,17 @@ var families = []family{
 		header: []string{"x-goog-api-key", "g-key"},
 		plain:  func(t *testing.T, b []byte) answer { return geminiAnswer(t, [][]byte{b}) },
 		events: geminiStreamAnswer,
+	},
+	{
+		name: "bedrock",
+		path: func(stream bool) string {
+			if stream {
+				return "/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse-stream"
+			}
+			return "/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse"
+		},
+		plain:  bedrockAnswer,
+		events: bedrockStreamAnswer,
 	},
 }
 

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -66,7 +68,24 @@ type Behavior struct {
 	// InvalidBody answers 200 with a body that is not valid JSON (or, for a
 	// stream, an event stream whose data is not valid JSON).
 	InvalidBody bool `json:"invalid_body"`
+	// StreamException, for Bedrock's ConverseStream only, sends an
+	// exception frame of this type in place of the stream's event number
+	// StreamExceptionAfter (0, the default, is the first: the answer is
+	// 200 and its first frame the exception), and ends the stream there:
+	// the error Bedrock defers into a stream that has started. One of
+	// throttlingException, serviceUnavailableException,
+	// modelStreamErrorException, internalServerException or
+	// validationException; "" (the default) for none. A stream shorter
+	// than StreamExceptionAfter events ends without one.
+	StreamException string `json:"stream_exception"`
+	// StreamExceptionAfter is how many frames precede the
+	// StreamException; default 0, at least 0.
+	StreamExceptionAfter int `json:"stream_exception_after"`
 }
+
+// StreamExceptions are the exception types a Bedrock stream may end with
+// (Behavior.StreamException).
+var StreamExceptions = []string{"throttlingException", "serviceUnavailableException", "modelStreamErrorException", "internalServerException", "validationException"}
 
 // ErrInvalidBehavior is wrapped by every error Behavior.Validate returns.
 var ErrInvalidBehavior = errors.New("invalid mock behavior")
@@ -101,6 +120,12 @@ func (b Behavior) Validate() error {
 	}
 	if b.DropAfterEvents < 0 {
 		bad("drop_after_events", "must not be negative, got %d", b.DropAfterEvents)
+	}
+	if b.StreamException != "" && !slices.Contains(StreamExceptions, b.StreamException) {
+		bad("stream_exception", "must be one of %s, got %q", strings.Join(StreamExceptions, ", "), b.StreamException)
+	}
+	if b.StreamExceptionAfter < 0 {
+		bad("stream_exception_after", "must not be negative, got %d", b.StreamExceptionAfter)
 	}
 	if b.CompletionTokens < 0 || b.CompletionTokens > maxCompletionTokens {
 		bad("completion_tokens", "must be within [0, %d], got %d", maxCompletionTokens, b.CompletionTokens)

@@ -105,6 +105,8 @@ func (c *call) serve(readErr error) {
 		c.countTokens()
 	case epEmbedContent, epBatchEmbed:
 		c.embedContent()
+	case epConverse, epConverseStream:
+		c.converse()
 	}
 }
 
@@ -127,6 +129,9 @@ func (c *call) inspect() bool {
 	case epMessages:
 		cv, err = c.inspectMessages()
 		prefix = "toolu_"
+	case epConverse, epConverseStream:
+		cv, err = c.inspectBedrock()
+		prefix = "tooluse_"
 	default:
 		cv, err = c.inspectGemini()
 		prefix = "call_"
@@ -149,13 +154,15 @@ func (c *call) parseRequest() bool {
 			msg = "There was an issue with your request body: it must be a JSON object"
 		case protoGemini:
 			msg = "Invalid JSON payload received. Expected a JSON object."
+		case protoBedrock:
+			msg = "Malformed input request, please reformat your input and try again."
 		}
 		c.fail(statusError(c.rt.proto, http.StatusBadRequest, msg))
 		return false
 	}
-	if c.rt.proto == protoGemini {
+	if c.rt.proto == protoGemini || c.rt.proto == protoBedrock {
 		c.model = c.rt.modelID
-		c.stream = c.rt.endpoint == epStreamGenerate
+		c.stream = c.rt.endpoint == epStreamGenerate || c.rt.endpoint == epConverseStream
 		return true
 	}
 	m := gjson.GetBytes(c.body, "model")
@@ -201,11 +208,12 @@ func (c *call) completionLength() (n int, truncated bool) {
 }
 
 // maxTokens is the request's output limit: the smallest positive
-// max_tokens, max_completion_tokens, max_output_tokens or Gemini
-// generationConfig.maxOutputTokens; 0 when none is set.
+// max_tokens, max_completion_tokens, max_output_tokens, Gemini's
+// generationConfig.maxOutputTokens or Bedrock's inferenceConfig.maxTokens;
+// 0 when none is set.
 func (c *call) maxTokens() int {
 	limit := 0
-	for _, field := range [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens", "generationConfig.maxOutputTokens"} {
+	for _, field := range [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens", "generationConfig.maxOutputTokens", "inferenceConfig.maxTokens"} {
 		if v := gjson.GetBytes(c.body, field); v.Type == gjson.Number && v.Int() > 0 && (limit == 0 || int(v.Int()) < limit) {
 			limit = int(v.Int())
 		}
@@ -226,6 +234,8 @@ func (c *call) admit(completion int) bool {
 	switch {
 	case c.rt.proto == protoGemini:
 		e.message = geminiQuotaMessage
+	case c.rt.proto == protoBedrock:
+		e.typ, e.message = bedrockThrottling, bedrockThrottleMessage(rej.kind)
 	case rej.kind == "requests":
 		e.message = fmt.Sprintf("Rate limit reached for requests on mock %s: Limit %d, Used %d, Requested 1. Please try again in %s.",
 			c.s.name, c.b.RPM, st.reqUsed, formatReset(rej.retry))

@@ -36,6 +36,8 @@ func statusError(p protocol, status int, message string) apiError {
 		e.typ = anthropicErrorType(status)
 	case protoGemini:
 		// The status code names it (googleStatus).
+	case protoBedrock:
+		e.typ = bedrockException(status)
 	default:
 		switch {
 		case status == http.StatusUnauthorized:
@@ -122,7 +124,7 @@ func googleStatus(status int) string {
 // body is e in the protocol's error shape: OpenAI
 // {"error":{"message","type","param","code"}}, Anthropic
 // {"type":"error","error":{"type","message"}}, Google
-// {"error":{"code","message","status","details"}}.
+// {"error":{"code","message","status","details"}}, Bedrock {"message"}.
 func (e apiError) body(p protocol) obj {
 	switch p {
 	case protoAnthropic:
@@ -133,6 +135,8 @@ func (e apiError) body(p protocol) obj {
 			m["details"] = e.details
 		}
 		return obj{"error": m}
+	case protoBedrock:
+		return obj{"message": e.message} // the exception's name is a header: see fail
 	}
 	var code, param any
 	if e.code != "" {
@@ -151,6 +155,8 @@ func serverErrorMessage(p protocol) string {
 		return "Internal server error"
 	case protoGemini:
 		return "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
+	case protoBedrock:
+		return "The system encountered an unexpected error during processing. Try your request again."
 	}
 	return "The server had an error while processing your request. Sorry about that!"
 }
@@ -170,6 +176,16 @@ func (c *call) forcedError(status int) apiError {
 			e.message = serverErrorMessage(protoGemini)
 		}
 	}
+	if c.rt.proto == protoBedrock {
+		switch status {
+		case http.StatusTooManyRequests:
+			e.message = bedrockThrottleMessage("requests")
+		case http.StatusServiceUnavailable:
+			e.message = "Bedrock is unable to process your request."
+		case http.StatusInternalServerError:
+			e.message = serverErrorMessage(protoBedrock)
+		}
+	}
 	if status == http.StatusTooManyRequests {
 		c.retryAfter(&e, time.Second, "requests")
 	}
@@ -180,8 +196,12 @@ func (c *call) forcedError(status int) apiError {
 // Retry-After in whole seconds (OpenAI, Anthropic), or for Gemini a
 // QuotaFailure naming the exhausted quota (kind "requests" or "tokens"),
 // a Help link and a RetryInfo with retryDelay "Ns", without the header.
+// Bedrock says nothing of when.
 func (c *call) retryAfter(e *apiError, d time.Duration, kind string) {
 	secs := retryAfterSeconds(d)
+	if c.rt.proto == protoBedrock {
+		return
+	}
 	if c.rt.proto != protoGemini {
 		c.w.Header().Set("Retry-After", secs)
 		return

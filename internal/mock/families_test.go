@@ -56,6 +56,8 @@ func (sc scenario) body(f string) string {
 		sc.messages(m)
 	case "gemini":
 		sc.gemini(m)
+	case "bedrock":
+		sc.bedrock(m)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -241,6 +243,57 @@ func (sc scenario) gemini(m map[string]any) {
 	}
 }
 
+// bedrock writes a Converse request. Converse takes no image URL: an
+// image in S3 stands for it; and has no tool_choice none: the tools are
+// withheld.
+func (sc scenario) bedrock(m map[string]any) {
+	if sc.pad > 0 {
+		m["system"] = []any{map[string]any{"text": strings.Repeat("x", sc.pad)}}
+	}
+	content := []any{map[string]any{"text": sc.user}}
+	if sc.imageData != "" {
+		content = append(content, map[string]any{"image": map[string]any{"format": "png", "source": map[string]any{"bytes": sc.imageData}}})
+	}
+	if sc.imageURL != "" {
+		content = append(content, map[string]any{"image": map[string]any{"format": "png", "source": map[string]any{"s3Location": map[string]any{"uri": "s3://bucket/cat.png"}}}})
+	}
+	msgs := []any{map[string]any{"role": "user", "content": content}}
+	if sc.toolRound {
+		msgs = append(msgs,
+			map[string]any{"role": "assistant", "content": []any{map[string]any{"toolUse": map[string]any{
+				"toolUseId": "tooluse_9", "name": "get_weather", "input": map[string]any{"location": "Paris", "unit": "celsius"}}}}},
+			map[string]any{"role": "user", "content": []any{map[string]any{"toolResult": map[string]any{
+				"toolUseId": "tooluse_9", "content": []any{map[string]any{"text": toolAnswer}}}}}})
+	}
+	m["messages"] = msgs
+	var tools []any
+	for _, name := range sc.tools {
+		tools = append(tools, map[string]any{"toolSpec": map[string]any{"name": name, "inputSchema": map[string]any{"json": json.RawMessage(testTools[name])}}})
+	}
+	if tools != nil && (sc.choice != "none" || sc.toolRound) {
+		tc := map[string]any{"tools": tools}
+		if sc.choice != "" && sc.choice != "none" {
+			tc["toolChoice"] = map[string]any{"tool": map[string]any{"name": sc.choice}}
+		}
+		m["toolConfig"] = tc
+	}
+	ic := map[string]any{}
+	if sc.reasoning {
+		ic["maxTokens"] = 4096
+		m["additionalModelRequestFields"] = map[string]any{"thinking": map[string]any{"type": "enabled", "budget_tokens": 1024}}
+	}
+	if sc.maxTokens > 0 {
+		ic["maxTokens"] = sc.maxTokens
+	}
+	if sc.stop != nil {
+		ic["stopSequences"] = sc.stop
+		m["additionalModelResponseFieldPaths"] = []string{"/stop_sequence"}
+	}
+	if len(ic) > 0 {
+		m["inferenceConfig"] = ic
+	}
+}
+
 func (sc scenario) imageURLs() []string {
 	var out []string
 	if sc.imageData != "" {
@@ -307,11 +360,11 @@ func TestFamiliesAnswer(t *testing.T) {
 			}
 		}},
 		{"reasoning", scenario{user: "Think first", reasoning: true}, func(t *testing.T, f string, a answer) {
-			want := map[string]int{"chat": 0, "responses": 8, "messages": 16, "gemini": 16}[f]
+			want := map[string]int{"chat": 0, "responses": 8, "messages": 16, "gemini": 16, "bedrock": 16}[f]
 			if n := len(strings.Fields(a.thinking)); n != want {
 				t.Errorf("thinking has %d words, want %d: %q", n, want, a.thinking)
 			}
-			reasoning := int64(map[string]int{"chat": 8, "responses": 8, "messages": 16, "gemini": 16}[f])
+			reasoning := int64(map[string]int{"chat": 8, "responses": 8, "messages": 16, "gemini": 16, "bedrock": 16}[f])
 			if a.usage.out != DefaultCompletionTokens+reasoning || (a.usage.reasoning != -1 && a.usage.reasoning != reasoning) {
 				t.Errorf("usage = %+v, want %d reasoning tokens", a.usage, reasoning)
 			}
@@ -332,7 +385,7 @@ func TestFamiliesAnswer(t *testing.T) {
 			switch f {
 			case "responses":
 				want = "The tool returned: " + toolAnswer
-			case "messages":
+			case "messages", "bedrock":
 				stop, seq = "stop_sequence", ","
 			}
 			if a.text != want || a.stop != stop || a.stopSequence != seq || a.usage.out != int64(len(splitPieces(want))) {

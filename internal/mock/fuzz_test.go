@@ -8,8 +8,8 @@ import (
 )
 
 // FuzzGenerate sends arbitrary bodies to every generating endpoint: the
-// mock must answer 200 or 400 with valid JSON in the family's shape, and
-// never panic.
+// mock must answer 200 or 400 with valid JSON in the family's shape (in
+// every frame of a Bedrock stream), and never panic.
 func FuzzGenerate(f *testing.F) {
 	for _, sc := range []scenario{
 		{user: "hi"},
@@ -29,6 +29,8 @@ func FuzzGenerate(f *testing.F) {
 		{"/v1/responses", ""},
 		{"/v1/messages", ""},
 		{"/v1beta/models/g:generateContent", "k"},
+		{"/model/anthropic.claude-v2/converse", ""},
+		{"/model/anthropic.claude-v2/converse-stream", ""},
 	}
 	s := New(Options{Behavior: Behavior{CompletionTokens: 3}})
 	f.Fuzz(func(t *testing.T, which uint8, body string) {
@@ -36,6 +38,14 @@ func FuzzGenerate(f *testing.F) {
 		rec := serveDirect(s, http.MethodPost, p.path, body, "x-goog-api-key", p.key)
 		if rec.Code != http.StatusOK && rec.Code != http.StatusBadRequest {
 			t.Fatalf("%s: status %d: %s", p.path, rec.Code, rec.Body)
+		}
+		if rec.Header().Get("Content-Type") == bedrockStreamContentType {
+			for _, fr := range bedrockFrames(t, rec.Body.Bytes()) {
+				if !json.Valid([]byte(fr.data)) {
+					t.Fatalf("%s: frame %s carries invalid JSON %s", p.path, fr.name, fr.data)
+				}
+			}
+			return
 		}
 		if !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
 			if !json.Valid(rec.Body.Bytes()) {

@@ -1,6 +1,6 @@
 // Package mock is a configurable mock LLM upstream that speaks the OpenAI,
-// Anthropic and Gemini wire formats well enough for the official SDKs to
-// parse it. The gateway's tests run against it, `switchyard serve --demo`
+// Anthropic, Gemini and AWS Bedrock (Converse) wire formats well enough for
+// the official SDKs to parse it. The gateway's tests run against it, `switchyard serve --demo`
 // starts three of them in process, and `switchyard mock` serves one from
 // the command line.
 //
@@ -18,6 +18,8 @@
 //	POST /v1beta/models/{m}:streamGenerateContent?alt=sse its chunks as SSE
 //	POST /v1beta/models/{m}:countTokens, :embedContent, :batchEmbedContents
 //	GET  /v1beta/models[/{m}]   Gemini's model list or model
+//	POST /model/{modelId}/converse         a ConverseResponse (Bedrock)
+//	POST /model/{modelId}/converse-stream  ConverseStream's AWS event-stream frames
 //
 // Answers are deterministic: the same request gets the same answer, plain
 // or streamed, on every run. A request that offers tools and whose last
@@ -27,15 +29,18 @@
 // gets "The tool returned: <result>"; one with images gets "I see 1 image
 // (image/png, 68 bytes)."; any other gets CompletionTokens words drawn from
 // a RNG seeded by Options.Seed and the request's model and prompt.
-// Reasoning (Anthropic thinking, OpenAI reasoning effort, Gemini thoughts)
-// comes first where the family shows it, and usage reports it. The text
-// ends before the first stop sequence it contains. Prompt
-// tokens are the body's bytes / 4; a prompt of 1024 tokens or more, or an
-// Anthropic prompt with cache_control, reports half of it (rounded down to
-// a multiple of 64) as cached, Anthropic's first request of a prefix as a
-// cache write. Requests are validated as the real APIs do (images, tool
+// Reasoning (Anthropic thinking, OpenAI reasoning effort, Gemini thoughts,
+// Claude's thinking on Bedrock) comes first where the family shows it, and
+// usage reports it. The text ends before the first stop sequence it
+// contains. Prompt tokens are the body's bytes / 4; a prompt of 1024
+// tokens or more, or an Anthropic prompt with cache_control (a Bedrock one
+// with cachePoint blocks), reports half of it (rounded down to a multiple
+// of 64) as cached, the first request of such a prefix as a cache write. Requests are validated as the real APIs do (images, tool
 // results that answer no call, thinking budgets and signatures, Gemini
-// roles) and refused with 400 in the family's error shape. The response
+// roles, Bedrock's alternating turns) and refused with 400 in the family's
+// error shape (Bedrock's {"message"} with x-amzn-ErrorType). Bedrock
+// requests are checked against Options' AWS credentials (SigV4) or its
+// API key (Bearer). The response
 // "model" echoes the request's, so a test can see a gateway's model_map at
 // work. Every response carries X-Mock-Upstream.
 //
@@ -105,8 +110,18 @@ type Options struct {
 	// APIKey, when set, is the only key the mock accepts, in each family's
 	// header (see the package documentation); a missing or wrong key gets
 	// the provider's 401 (Google: 403 missing, 400 API_KEY_INVALID wrong).
-	// Empty accepts any key, and none but for Gemini, which needs one.
+	// Empty accepts any key, and none but for Gemini, which needs one. It
+	// is also the Bedrock API key a Bedrock request may carry as Bearer.
 	APIKey string
+	// AWSAccessKeyID and AWSSecretAccessKey, when set, are the credentials
+	// a Bedrock request's SigV4 signature must be made with: the mock signs
+	// the request's signed parts again and compares, and refuses an
+	// X-Amz-Date more than 5 minutes from its clock (403
+	// InvalidSignatureException, or UnrecognizedClientException for
+	// another key id). Bedrock requests are refused without a signature or
+	// the APIKey as Bearer when either these or APIKey are set, and
+	// accepted with any credentials when none is.
+	AWSAccessKeyID, AWSSecretAccessKey string
 }
 
 // Server is a mock LLM upstream; it implements http.Handler. It is safe for
@@ -117,6 +132,7 @@ type Server struct {
 	seed   int64
 	models []string
 	apiKey string
+	aws    awsCredentials
 
 	mu       sync.RWMutex // guards behavior
 	behavior Behavior
@@ -147,6 +163,7 @@ func New(opts Options) *Server {
 		seed:     opts.Seed,
 		models:   append([]string(nil), opts.Models...),
 		apiKey:   opts.APIKey,
+		aws:      newAWSCredentials(opts.AWSAccessKeyID, opts.AWSSecretAccessKey),
 		behavior: opts.Behavior,
 		rng:      rand.New(rand.NewPCG(uint64(opts.Seed), 0x5eed_e770)),
 		stats:    newStats(),
@@ -328,6 +345,10 @@ func (c *call) setCommonHeaders() {
 	if c.rt.proto == protoGemini {
 		return // Google sends neither rate-limit headers nor a request id
 	}
+	if c.rt.proto == protoBedrock { // a request id, no rate-limit headers
+		h.Set("x-amzn-RequestId", bedrockRequestID(c.s.seq.Add(1)))
+		return
+	}
 	if !c.limited {
 		c.limits, _ = c.s.limiter.admit(c.now, c.b.RPM, c.b.TPM, 0, false)
 		c.limited = true
@@ -357,7 +378,11 @@ func (c *call) writeJSON(status int, v any) {
 	_, _ = c.w.Write(data)
 }
 
-// fail answers e in the request's protocol shape.
+// fail answers e in the request's protocol shape; Bedrock names the
+// exception in x-amzn-ErrorType.
 func (c *call) fail(e apiError) {
+	if c.rt.proto == protoBedrock {
+		c.w.Header().Set("x-amzn-ErrorType", e.typ+bedrockErrorTypeSuffix)
+	}
 	c.writeJSON(e.status, e.body(c.rt.proto))
 }

@@ -2,6 +2,7 @@ package mock
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -12,6 +13,7 @@ const (
 	protoOpenAI protocol = iota
 	protoAnthropic
 	protoGemini
+	protoBedrock
 )
 
 // endpoint names, as counted in Stats.ByEndpoint.
@@ -28,6 +30,9 @@ const (
 	epCountTokens    = "countTokens"
 	epEmbedContent   = "embedContent"
 	epBatchEmbed     = "batchEmbedContents"
+	// Bedrock's operations, after /model/{modelId}/.
+	epConverse       = "converse"
+	epConverseStream = "converse-stream"
 	epUnknown        = "unknown"
 )
 
@@ -36,7 +41,7 @@ type route struct {
 	endpoint   string
 	proto      protocol
 	method     string // the method the endpoint accepts
-	modelID    string // GET /models/{id}, and Gemini's model in the URL
+	modelID    string // GET /models/{id}, and Gemini's and Bedrock's model in the URL
 	deployment string // Azure /openai/deployments/{deployment}/...
 }
 
@@ -46,8 +51,13 @@ type route struct {
 // and Gemini's /v1beta/models/{model}:{method} (also under /v1 or without a
 // prefix). GET /models answers in Anthropic's format when the request
 // carries anthropic-version, and in Gemini's under /v1beta or with a Google
-// API key (x-goog-api-key or ?key=).
+// API key (x-goog-api-key or ?key=). Bedrock's /model/{modelId}/converse
+// and /converse-stream take the model id path-escaped (an inference
+// profile ARN holds slashes).
 func parseRoute(r *http.Request) route {
+	if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/model/"); ok {
+		return bedrockRoute(rest)
+	}
 	p := strings.TrimSuffix(r.URL.Path, "/")
 	var rt route
 	google := hasGoogleKey(r)
@@ -107,6 +117,25 @@ func geminiEndpoint(method string) string {
 	return epUnknown
 }
 
+// bedrockRoute resolves the path after /model/: {modelId}/{operation}.
+func bedrockRoute(rest string) route {
+	rt := route{proto: protoBedrock, method: http.MethodPost, endpoint: epUnknown}
+	i := strings.LastIndexByte(rest, '/')
+	if i <= 0 {
+		return rt
+	}
+	id, err := url.PathUnescape(rest[:i])
+	if err != nil {
+		return rt
+	}
+	rt.modelID = id
+	switch op := rest[i+1:]; op {
+	case epConverse, epConverseStream:
+		rt.endpoint = op
+	}
+	return rt
+}
+
 // hasGoogleKey reports whether r carries a Google API key.
 func hasGoogleKey(r *http.Request) bool {
 	return r.Header.Get("x-goog-api-key") != "" || (r.URL.RawQuery != "" && r.URL.Query().Has("key"))
@@ -115,7 +144,7 @@ func hasGoogleKey(r *http.Request) bool {
 // streams reports whether the endpoint can answer with server-sent events.
 func (rt route) streams() bool {
 	switch rt.endpoint {
-	case epChat, epCompletions, epResponses, epMessages, epStreamGenerate:
+	case epChat, epCompletions, epResponses, epMessages, epStreamGenerate, epConverseStream:
 		return true
 	}
 	return false
@@ -125,7 +154,7 @@ func (rt route) streams() bool {
 // shaped by a convo (tools, images, reasoning, cache usage).
 func (rt route) generates() bool {
 	switch rt.endpoint {
-	case epChat, epResponses, epMessages, epGenerate, epStreamGenerate:
+	case epChat, epResponses, epMessages, epGenerate, epStreamGenerate, epConverse, epConverseStream:
 		return true
 	}
 	return false

@@ -10,10 +10,13 @@ import (
 )
 
 // sseEvent is one server-sent event: an optional event name and its data
-// (JSON, or OpenAI's [DONE] sentinel).
+// (JSON, or OpenAI's [DONE] sentinel). For Bedrock it is one AWS
+// event-stream frame: name is the :event-type, or with exception set the
+// :exception-type.
 type sseEvent struct {
-	name string
-	data []byte
+	name      string
+	data      []byte
+	exception bool
 }
 
 // jsonEvent builds an event whose data is v as JSON.
@@ -103,18 +106,25 @@ var doneEvent = sseEvent{data: []byte("[DONE]")}
 // out with the first event. After Behavior.DropAfterEvents events it aborts
 // the connection. In array mode (Gemini's streamGenerateContent without
 // alt=sse) it writes the events' data as the elements of one JSON array
-// instead, as Google does.
+// instead, as Google does; in frame mode (Bedrock's ConverseStream) each
+// event is an AWS event-stream frame, and Behavior.StreamException
+// replaces event number StreamExceptionAfter with an exception frame that
+// ends the stream.
 type sseWriter struct {
 	c      *call
 	rc     *http.ResponseController
 	events int
 	buf    []byte
 	array  bool
+	frames *frameEncoder // frame mode; nil otherwise
 }
 
 func (c *call) sseWriter() *sseWriter {
 	sw := &sseWriter{c: c, rc: http.NewResponseController(c.w)}
 	sw.array = c.rt.endpoint == epStreamGenerate && c.r.URL.Query().Get("alt") != "sse"
+	if c.rt.proto == protoBedrock {
+		sw.frames = newFrameEncoder()
+	}
 	return sw
 }
 
@@ -125,13 +135,20 @@ func (sw *sseWriter) send(e sseEvent) bool {
 		return false
 	}
 	sw.buf = sw.buf[:0]
+	stop := false
+	if sw.frames != nil && c.b.StreamException != "" && sw.events == c.b.StreamExceptionAfter {
+		e, stop = bedrockStreamException(c.b.StreamException), true
+	}
 	if sw.events == 0 {
 		c.setCommonHeaders()
 		h := c.w.Header()
-		if sw.array {
+		switch {
+		case sw.array:
 			h.Set("Content-Type", "application/json; charset=UTF-8")
 			sw.buf = append(sw.buf, '[')
-		} else {
+		case sw.frames != nil:
+			h.Set("Content-Type", bedrockStreamContentType)
+		default:
 			h.Set("Content-Type", "text/event-stream; charset=utf-8")
 			h.Set("Cache-Control", "no-cache")
 		}
@@ -143,6 +160,8 @@ func (sw *sseWriter) send(e sseEvent) bool {
 			sw.buf = append(sw.buf, ",\r\n"...)
 		}
 		sw.buf = append(sw.buf, e.data...)
+	case sw.frames != nil:
+		sw.buf = sw.frames.append(sw.buf, e)
 	default:
 		if e.name != "" {
 			sw.buf = append(sw.buf, "event: "...)
@@ -160,6 +179,9 @@ func (sw *sseWriter) send(e sseEvent) bool {
 		return false
 	}
 	sw.events++
+	if stop {
+		return false
+	}
 	if n := c.b.DropAfterEvents; n > 0 && sw.events >= n {
 		// Close the connection without ending the chunked body: the client
 		// reads an unexpected EOF. net/http does not log this sentinel.
@@ -256,6 +278,8 @@ func (c *call) invalidBody() {
 		sw.send(sseEvent{name: "response.created", data: []byte(`{"type":"response.created","response":{"id":"resp_broken",`)})
 	case epStreamGenerate:
 		sw.send(sseEvent{data: []byte(`{"candidates":[{"content":{"parts":[{"text":"cut`)})
+	case epConverseStream:
+		sw.send(sseEvent{name: "messageStart", data: []byte(`{"role":"assist`)})
 	default:
 		sw.send(sseEvent{data: []byte(`{"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"delta":{"content":"cut`)})
 	}

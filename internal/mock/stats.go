@@ -25,8 +25,8 @@ type Stats struct {
 	// ByEndpoint counts requests by endpoint: "chat/completions",
 	// "completions", "embeddings", "responses", "messages", "models",
 	// Gemini's "generateContent", "streamGenerateContent", "countTokens",
-	// "embedContent" and "batchEmbedContents", or "unknown" for paths the
-	// mock does not serve.
+	// "embedContent" and "batchEmbedContents", Bedrock's "converse" and
+	// "converse-stream", or "unknown" for paths the mock does not serve.
 	ByEndpoint map[string]int64 `json:"by_endpoint"`
 	// LastMethod is the HTTP method of the last API request.
 	LastMethod string `json:"last_method"`
