@@ -21,6 +21,7 @@ const (
 	ProviderAzureOpenAI      = provider.NameAzureOpenAI
 	ProviderAnthropic        = provider.NameAnthropic
 	ProviderGemini           = provider.NameGemini
+	ProviderBedrock          = provider.NameBedrock
 )
 
 // Balancing strategies a route may select (DESIGN.md §4). The balancer's
@@ -299,7 +300,9 @@ type Upstream struct {
 	// BaseURL includes the version path (https://api.openai.com/v1); the
 	// gateway appends /chat/completions, /messages, /models, …  For
 	// azure-openai it is the resource URL (https://NAME.openai.azure.com).
-	// Required: an absolute http(s) URL with a host, no query or credentials.
+	// An absolute http(s) URL with a host, no query or credentials;
+	// required unless the provider has a default (gemini, bedrock: see
+	// provider.BaseURLDefaulter).
 	BaseURL string `yaml:"base_url" json:"base_url"`
 	// APIKey is the upstream secret. Never logged or returned. Required
 	// except for openai-compatible.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"switchyard/internal/provider"
 )
 
 // validConfig returns a configuration that passes Validate: the defaults,
@@ -34,6 +36,12 @@ func validConfig() Config {
 	azure.APIVersion = "2024-10-21"
 	c.Upstreams = []Upstream{openai, anthropic, azure}
 	return c
+}
+
+// bedrockUpstream makes u a bedrock upstream with SigV4 keys and no base_url.
+func bedrockUpstream(u *Upstream) {
+	u.Provider, u.BaseURL, u.APIKey, u.APIVersion = ProviderBedrock, "", "", ""
+	u.Bedrock = &provider.BedrockSettings{Region: "us-east-1", AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret"}
 }
 
 func TestValidConfigHasNoErrors(t *testing.T) {
@@ -293,10 +301,22 @@ func TestValidateRules(t *testing.T) {
 		{"upstream name duplicate", func(c *Config) { c.Upstreams[2].Name = "openai-main" },
 			FieldError{"upstreams[2].name", `duplicate upstream name "openai-main" (also upstreams[0])`}},
 		{"upstream provider required", func(c *Config) { c.Upstreams[2].Provider = "" },
-			FieldError{"upstreams[2].provider", "required; must be one of openai, anthropic, azure-openai, openai-compatible, gemini"}},
+			FieldError{"upstreams[2].provider", "required; must be one of openai, anthropic, azure-openai, openai-compatible, gemini, bedrock"}},
 		{"upstream provider unknown", func(c *Config) { c.Upstreams[2].Provider = "palm" },
-			FieldError{"upstreams[2].provider", `must be one of openai, anthropic, azure-openai, openai-compatible, gemini; got "palm"`}},
+			FieldError{"upstreams[2].provider", `must be one of openai, anthropic, azure-openai, openai-compatible, gemini, bedrock; got "palm"`}},
 		{"upstream base url required", func(c *Config) { c.Upstreams[0].BaseURL = "" }, FieldError{"upstreams[0].base_url", "required"}},
+		{"gemini has a default base url", func(c *Config) { c.Upstreams[0].Provider, c.Upstreams[0].BaseURL = ProviderGemini, "" }, ok},
+		{"bedrock has a default base url", func(c *Config) { bedrockUpstream(&c.Upstreams[2]) }, ok},
+		{"bedrock base url still checked when set", func(c *Config) { bedrockUpstream(&c.Upstreams[2]); c.Upstreams[2].BaseURL = "bedrock.local" },
+			FieldError{"upstreams[2].base_url", `must be an absolute http(s) URL with a host, such as https://api.openai.com/v1, got "bedrock.local"`}},
+		{"bedrock region required", func(c *Config) { bedrockUpstream(&c.Upstreams[2]); c.Upstreams[2].Bedrock.Region = "" },
+			FieldError{"upstreams[2].bedrock.region", "required for provider bedrock (us-east-1, eu-central-1, …)"}},
+		{"bedrock block required", func(c *Config) { bedrockUpstream(&c.Upstreams[2]); c.Upstreams[2].Bedrock = nil },
+			FieldError{"upstreams[2].bedrock", "required for provider bedrock: set at least bedrock.region and credentials"}},
+		{"bedrock block on another provider", func(c *Config) { c.Upstreams[0].Bedrock = &provider.BedrockSettings{Region: "us-east-1"} },
+			FieldError{"upstreams[0].bedrock", "is only for provider bedrock, not openai"}},
+		{"vertex block on another provider", func(c *Config) { c.Upstreams[1].Vertex = &provider.VertexSettings{Project: "p"} },
+			FieldError{"upstreams[1].vertex", "is only for provider vertex, not anthropic"}},
 		{"upstream base url relative", func(c *Config) { c.Upstreams[0].BaseURL = "api.openai.com/v1" },
 			FieldError{"upstreams[0].base_url", `must be an absolute http(s) URL with a host, such as https://api.openai.com/v1, got "api.openai.com/v1"`}},
 		{"upstream base url scheme", func(c *Config) { c.Upstreams[0].BaseURL = "ftp://api.openai.com/v1" },

@@ -31,9 +31,12 @@ func (u *Upstream) check(v *validator, path string, i int, x *crossRefs) {
 	if !known {
 		v.oneOf(p("provider"), u.Provider, provider.Builtin().Names())
 	}
-	if v.required(p("base_url"), u.BaseURL) {
-		if msg := checkBaseURL(u.BaseURL); msg != "" {
-			v.add(p("base_url"), "%s", msg)
+	// A provider with a default base_url (gemini, bedrock) lets it be left out.
+	if _, defaulted := pr.(provider.BaseURLDefaulter); u.BaseURL != "" || !defaulted {
+		if v.required(p("base_url"), u.BaseURL) {
+			if msg := checkBaseURL(u.BaseURL); msg != "" {
+				v.add(p("base_url"), "%s", msg)
+			}
 		}
 	}
 	if u.APIKey != "" {
@@ -44,6 +47,9 @@ func (u *Upstream) check(v *validator, path string, i int, x *crossRefs) {
 		for _, prob := range pr.Check(u.Adapter()) {
 			v.add(p(prob.Field), "%s", prob.Message)
 		}
+	}
+	for _, prob := range provider.ForeignSettings(u.Provider, u.Adapter()) {
+		v.add(p(prob.Field), "%s", prob.Message)
 	}
 
 	if len(u.Models) == 0 {

@@ -26,8 +26,9 @@ type Gemini struct{}
 const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com/v1beta"
 
 var (
-	_ Provider = Gemini{}
-	_ Endpoint = (*geminiEndpoint)(nil)
+	_ Provider         = Gemini{}
+	_ BaseURLDefaulter = Gemini{}
+	_ Endpoint         = (*geminiEndpoint)(nil)
 )
 
 // Name is "gemini".
@@ -44,6 +45,9 @@ func (Gemini) Check(u Upstream) []Problem {
 	}
 	return ps
 }
+
+// DefaultBaseURL is DefaultGeminiBaseURL.
+func (Gemini) DefaultBaseURL(Upstream) string { return DefaultGeminiBaseURL }
 
 // New returns the endpoint of u, on DefaultGeminiBaseURL when u sets no
 // base_url.

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"time"
 
 	"switchyard/internal/codec"
 	"switchyard/internal/outcome"
@@ -23,6 +24,7 @@ const (
 	NameAzureOpenAI      = "azure-openai"
 	NameAnthropic        = "anthropic"
 	NameGemini           = "gemini"
+	NameBedrock          = "bedrock"
 )
 
 // Upstream is what an adapter needs of one upstream's configuration.
@@ -40,6 +42,10 @@ type Upstream struct {
 	// Bedrock and Vertex are those providers' own settings; nil for others.
 	Bedrock *BedrockSettings
 	Vertex  *VertexSettings
+	// Clock tells the time that signs requests (Bedrock's SigV4); nil is
+	// the wall clock. The gateway passes its own clock, so that a fake one
+	// signs as the tests' and the simulator's upstreams expect.
+	Clock func() time.Time
 }
 
 // Problem is one invalid provider-specific setting.
@@ -59,6 +65,15 @@ type Provider interface {
 	Check(u Upstream) []Problem
 	// New returns the endpoint of one configured upstream. u has passed Check.
 	New(u Upstream) Endpoint
+}
+
+// BaseURLDefaulter is a Provider with a default base_url: configuration
+// validation lets an upstream of it leave base_url out.
+type BaseURLDefaulter interface {
+	// DefaultBaseURL is the base_url u gets when it sets none; "" when u
+	// lacks a setting the default is made of (Bedrock's region), which
+	// Check reports.
+	DefaultBaseURL(u Upstream) string
 }
 
 // Endpoint is one configured upstream as its adapter addresses it. It is
@@ -124,7 +139,7 @@ func (r *Registry) Lookup(name string) (Provider, bool) {
 func (r *Registry) Names() []string { return slices.Clone(r.names) }
 
 // builtin is the registry of the providers Switchyard ships.
-var builtin = NewRegistry(OpenAI{}, Anthropic{}, AzureOpenAI{}, OpenAICompatible{}, Gemini{})
+var builtin = NewRegistry(OpenAI{}, Anthropic{}, AzureOpenAI{}, OpenAICompatible{}, Gemini{}, Bedrock{})
 
 // Builtin returns the registry of the providers Switchyard ships.
 func Builtin() *Registry { return builtin }

@@ -33,3 +33,17 @@ type VertexSettings struct {
 // SecretPaths are the provider settings, as paths below an upstream, that
 // hold secrets: logs, errors and the admin API never show them.
 var SecretPaths = []string{"bedrock.secret_access_key", "bedrock.session_token", "vertex.credentials_json"}
+
+// ForeignSettings reports the provider-specific settings blocks of u that
+// belong to another provider than the upstream's (a bedrock block on an
+// openai upstream): they would be ignored, which is never what was meant.
+func ForeignSettings(provider string, u Upstream) []Problem {
+	var ps []Problem
+	if u.Bedrock != nil && provider != NameBedrock {
+		ps = append(ps, Problem{Field: "bedrock", Message: "is only for provider " + NameBedrock + ", not " + provider})
+	}
+	if u.Vertex != nil && provider != "vertex" {
+		ps = append(ps, Problem{Field: "vertex", Message: "is only for provider vertex, not " + provider})
+	}
+	return ps
+}
