@@ -20,9 +20,11 @@ const bedrockEmptyResult = "(no output)"
 // Converse's rules shape it: consecutive messages of one role are merged,
 // a user turn's tool results first; blank text (Converse refuses it),
 // images with neither data nor a data: URL, and thinking without a
-// signature are left out, and so is a message left empty. Images must be
-// PNG, JPEG, GIF or WebP given as data (image_url, which decoders record as
-// a Need, never reaches here): anything else is an error. A cache
+// signature are left out, and so is a message left empty. Images go as
+// data, their format the media type's subtype (Bedrock takes png, jpeg,
+// gif and webp and answers another with a ValidationException, the
+// client's error); an image by URL, which decoders record as a Need that
+// keeps it from Bedrock, is an error. A cache
 // breakpoint becomes a cachePoint block after its block. A tool result
 // without content says "(no output)". temperature is clamped to [0, 1],
 // Bedrock's range for every model family.
@@ -190,7 +192,9 @@ func appendBedrockText(b []byte, text string) []byte {
 	return append(b, '}')
 }
 
-// appendBedrockImage writes an image block from base64 data or a data: URL.
+// appendBedrockImage writes an image block from base64 data or a data: URL;
+// its format is the media type's subtype, which Bedrock judges (png, jpeg,
+// gif and webp pass; another is the client's 400, as Anthropic's is).
 func appendBedrockImage(b []byte, p *Part) ([]byte, error) {
 	media, data := p.MediaType, p.Data
 	if data == "" {
@@ -200,20 +204,13 @@ func appendBedrockImage(b []byte, p *Part) ([]byte, error) {
 		}
 		media, data = m, d
 	}
-	format, ok := strings.CutPrefix(media, "image/")
-	switch format {
-	case "jpg":
+	format := strings.ToLower(strings.TrimPrefix(media, "image/"))
+	if format == "jpg" {
 		format = "jpeg"
-	case "png", "jpeg", "gif", "webp":
-	default:
-		ok = false
 	}
-	if !ok {
-		return b, fmt.Errorf("encoding bedrock request: image type %q is not one Converse takes (image/png, image/jpeg, image/gif, image/webp)", media)
-	}
-	b = append(b, `{"image":{"format":"`...)
-	b = append(b, format...)
-	b = append(b, `","source":{"bytes":`...)
+	b = append(b, `{"image":{"format":`...)
+	b = wireString(b, format)
+	b = append(b, `,"source":{"bytes":`...)
 	b = wireString(b, stdBase64(data))
 	return append(b, '}', '}', '}'), nil
 }

@@ -155,18 +155,20 @@ func TestBedrockEncodeRequest(t *testing.T) {
 				"toolConfig":{"tools":[{"toolSpec":{"name":"get_weather","inputSchema":{"json":{"type":"object"}}}}]}}`,
 		},
 		{
-			name: "images: data, data URL, URL-safe base64 made standard, jpg spelled jpeg; signed reasoning and cache points",
+			name: "images: data, data URL, URL-safe base64 made standard, jpg spelled jpeg, another type left to Bedrock; signed reasoning and cache points",
 			req: Request{Messages: []Message{
 				user(Part{Kind: PartImage, MediaType: "image/png", Data: "iVBOR", CacheControl: agEphemeral},
 					Part{Kind: PartImage, URL: "data:image/webp;base64,UklGRg=="},
 					Part{Kind: PartImage, MediaType: "image/jpg", Data: "_-8"},
+					Part{Kind: PartImage, MediaType: "image/HEIC", Data: "AAAA"},
 					Part{Kind: PartImage}),
 				assistant(Part{Kind: PartThinking, Text: "t", Signature: "c2ln"}, Part{Kind: PartRedactedThinking, Data: "ZW5j"}, text("ok")),
 			}},
 			model: nova,
 			want: `{"messages":[
 				{"role":"user","content":[{"image":{"format":"png","source":{"bytes":"iVBOR"}}},{"cachePoint":{"type":"default"}},
-					{"image":{"format":"webp","source":{"bytes":"UklGRg=="}}},{"image":{"format":"jpeg","source":{"bytes":"/+8="}}}]},
+					{"image":{"format":"webp","source":{"bytes":"UklGRg=="}}},{"image":{"format":"jpeg","source":{"bytes":"/+8="}}},
+					{"image":{"format":"heic","source":{"bytes":"AAAA"}}}]},
 				{"role":"assistant","content":[{"reasoningContent":{"reasoningText":{"text":"t","signature":"c2ln"}}},
 					{"reasoningContent":{"redactedContent":"ZW5j"}},{"text":"ok"}]}]}`,
 		},
@@ -266,10 +268,8 @@ func TestBedrockEncodeRequestErrors(t *testing.T) {
 	}{
 		{"an image by URL", Part{Kind: PartImage, URL: "https://example.com/a.png"},
 			`encoding bedrock request: an image by URL ("https://example.com/a.png") cannot be sent: Converse takes image data only`},
-		{"an image type Converse does not take", Part{Kind: PartImage, MediaType: "image/heic", Data: "AAAA"},
-			`encoding bedrock request: image type "image/heic" is not one Converse takes (image/png, image/jpeg, image/gif, image/webp)`},
-		{"inside a tool result", Part{Kind: PartToolResult, ID: "t", Content: []Part{{Kind: PartImage, MediaType: "image/tiff", Data: "AAAA"}}},
-			`encoding bedrock request: image type "image/tiff" is not one Converse takes`},
+		{"inside a tool result", Part{Kind: PartToolResult, ID: "t", Content: []Part{{Kind: PartImage, URL: "http://x/a.gif"}}},
+			`encoding bedrock request: an image by URL ("http://x/a.gif") cannot be sent`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
