@@ -58,8 +58,8 @@ func bedrockUpstreamAt(name, mockURL, secret string, priority int) config.Upstre
 	return u
 }
 
-// geminiClient is a Gemini SDK client for the gateway with the test key.
-func (e *env) geminiClient(t testing.TB) *genai.Client {
+// bedrockGenai is a Gemini SDK client for the gateway with the test key.
+func bedrockGenai(t testing.TB, e *env) *genai.Client {
 	t.Helper()
 	c, err := genai.NewClient(context.Background(), &genai.ClientConfig{
 		APIKey: testKey, Backend: genai.BackendGeminiAPI,
@@ -71,8 +71,8 @@ func (e *env) geminiClient(t testing.TB) *genai.Client {
 	return c
 }
 
-// served is what one client's answer says, in common terms.
-type served struct {
+// bedrockServed is what one client's answer says, in common terms.
+type bedrockServed struct {
 	text     string
 	in, out  int64
 	header   http.Header
@@ -90,9 +90,9 @@ func TestBedrockServesEveryClient(t *testing.T) {
 	const prompt = "Say something about trains."
 	clients := []struct {
 		name, protocol string
-		ask            func(t *testing.T, stream bool) served
+		ask            func(t *testing.T, stream bool) bedrockServed
 	}{
-		{"openai", "openai-chat", func(t *testing.T, stream bool) served {
+		{"openai", "openai-chat", func(t *testing.T, stream bool) bedrockServed {
 			c := e.openAI(testKey)
 			var raw *http.Response
 			if !stream {
@@ -100,7 +100,7 @@ func TestBedrockServesEveryClient(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				return served{r.Choices[0].Message.Content, r.Usage.PromptTokens, r.Usage.CompletionTokens, raw.Header, r.Choices[0].FinishReason}
+				return bedrockServed{r.Choices[0].Message.Content, r.Usage.PromptTokens, r.Usage.CompletionTokens, raw.Header, r.Choices[0].FinishReason}
 			}
 			params := chatParams(bedrockModel, prompt)
 			params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
@@ -112,9 +112,9 @@ func TestBedrockServesEveryClient(t *testing.T) {
 			if err := s.Err(); err != nil {
 				t.Fatal(err)
 			}
-			return served{acc.Choices[0].Message.Content, acc.Usage.PromptTokens, acc.Usage.CompletionTokens, raw.Header, acc.Choices[0].FinishReason}
+			return bedrockServed{acc.Choices[0].Message.Content, acc.Usage.PromptTokens, acc.Usage.CompletionTokens, raw.Header, acc.Choices[0].FinishReason}
 		}},
-		{"anthropic", "anthropic", func(t *testing.T, stream bool) served {
+		{"anthropic", "anthropic", func(t *testing.T, stream bool) bedrockServed {
 			c := e.anthropic(testKey)
 			params := anthropic.MessageNewParams{Model: bedrockModel, MaxTokens: 256,
 				Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(prompt))}}
@@ -141,11 +141,11 @@ func TestBedrockServesEveryClient(t *testing.T) {
 			for _, b := range msg.Content {
 				text.WriteString(b.Text)
 			}
-			return served{text.String(), msg.Usage.InputTokens, msg.Usage.OutputTokens, raw.Header, string(msg.StopReason)}
+			return bedrockServed{text.String(), msg.Usage.InputTokens, msg.Usage.OutputTokens, raw.Header, string(msg.StopReason)}
 		}},
-		{"gemini", "gemini", func(t *testing.T, stream bool) served {
-			c := e.geminiClient(t)
-			var got served
+		{"gemini", "gemini", func(t *testing.T, stream bool) bedrockServed {
+			c := bedrockGenai(t, e)
+			var got bedrockServed
 			add := func(r *genai.GenerateContentResponse) {
 				got.text += r.Text()
 				if u := r.UsageMetadata; u != nil {
@@ -234,16 +234,16 @@ func TestBedrockWrongSecretOpensBreaker(t *testing.T) {
 			t.Fatalf("request %d: %v", i, err)
 		}
 		if up, n := raw.Header.Get("X-Switchyard-Upstream"), raw.Header.Get("X-Switchyard-Attempts"); up != "good" || n != wantAttempts || r.Choices[0].Message.Content == "" {
-			t.Errorf("request %d served by %s after %s attempts, want good after %s", i, up, n, wantAttempts)
+			t.Errorf("request %d bedrockServed by %s after %s attempts, want good after %s", i, up, n, wantAttempts)
 		}
 	}
 	if st := bad.Stats(); st.Requests != 1 || st.ByStatus[http.StatusForbidden] != 1 {
 		t.Errorf("the bad upstream saw %d requests, by status %v; want one 403", st.Requests, st.ByStatus)
 	}
 	if n := good.Stats().Requests; n != 2 {
-		t.Errorf("the good upstream served %d requests, want 2", n)
+		t.Errorf("the good upstream bedrockServed %d requests, want 2", n)
 	}
-	if s := upstreamState(t, e, "bad"); s.BreakerState != "open" {
+	if s := bedrockUpstreamState(t, e, "bad"); s.BreakerState != "open" {
 		t.Errorf("the bad upstream's breaker is %q, want open", s.BreakerState)
 	}
 	logs := e.RequestLogs()
@@ -254,7 +254,7 @@ func TestBedrockWrongSecretOpensBreaker(t *testing.T) {
 
 // TestBedrockThrottlingCoolsDown: a ThrottlingException (429, no
 // Retry-After) puts the upstream in cooldown without opening its breaker,
-// and the client is served by the next upstream without an error.
+// and the client is bedrockServed by the next upstream without an error.
 func TestBedrockThrottlingCoolsDown(t *testing.T) {
 	throttled, throttledURL := startBedrockMock(t, "throttled", mock.Behavior{ForceStatus: http.StatusTooManyRequests})
 	_, nextURL := startBedrockMock(t, "next", mock.Behavior{})
@@ -271,13 +271,13 @@ func TestBedrockThrottlingCoolsDown(t *testing.T) {
 			t.Fatalf("request %d: the client saw %v", i, err)
 		}
 		if up, n := raw.Header.Get("X-Switchyard-Upstream"), raw.Header.Get("X-Switchyard-Attempts"); up != "next" || n != wantAttempts {
-			t.Errorf("request %d served by %s after %s attempts, want next after %s", i, up, n, wantAttempts)
+			t.Errorf("request %d bedrockServed by %s after %s attempts, want next after %s", i, up, n, wantAttempts)
 		}
 	}
 	if st := throttled.Stats(); st.Requests != 1 || st.ByStatus[http.StatusTooManyRequests] != 1 {
 		t.Errorf("the throttled upstream saw %d requests (%v), want one 429 and then a cooldown", st.Requests, st.ByStatus)
 	}
-	if s := upstreamState(t, e, "throttled"); !s.CoolingDown || s.BreakerState == "open" {
+	if s := bedrockUpstreamState(t, e, "throttled"); !s.CoolingDown || s.BreakerState == "open" {
 		t.Errorf("the throttled upstream: cooling down %v, breaker %q", s.CoolingDown, s.BreakerState)
 	}
 }
@@ -325,8 +325,8 @@ func TestBedrockStreamExceptions(t *testing.T) {
 	}
 }
 
-// upstreamState is the live state of upstream name.
-func upstreamState(t testing.TB, e *env, name string) metrics.UpstreamState {
+// bedrockUpstreamState is the live state of upstream name.
+func bedrockUpstreamState(t testing.TB, e *env, name string) metrics.UpstreamState {
 	t.Helper()
 	for _, s := range e.G.UpstreamStates() {
 		if s.Name == name {

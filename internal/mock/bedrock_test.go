@@ -148,9 +148,9 @@ func bedrockStreamAnswer(t *testing.T, body []byte) answer {
 	return a
 }
 
-// signed builds a Converse request to url+path signed with SigV4 by keyID
+// brSigned builds a Converse request to url+path signed with SigV4 by keyID
 // and secret at signing time at.
-func signed(t testing.TB, url, path, body, keyID, secret, service string, at time.Time) *http.Request {
+func brSigned(t testing.TB, url, path, body, keyID, secret, service string, at time.Time) *http.Request {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url+path, strings.NewReader(body))
 	if err != nil {
@@ -179,44 +179,44 @@ func TestBedrockAuth(t *testing.T) {
 		errType  string
 		contains string
 	}{
-		{"a good signature", func() *http.Request { return signed(t, url, path, body, "AKIDMOCK", "mock-secret", "bedrock", now) }, 200, "", ""},
+		{"a good signature", func() *http.Request { return brSigned(t, url, path, body, "AKIDMOCK", "mock-secret", "bedrock", now) }, 200, "", ""},
 		{"a signature 4 minutes old", func() *http.Request {
-			return signed(t, url, path, body, "AKIDMOCK", "mock-secret", "bedrock", now.Add(-4*time.Minute))
+			return brSigned(t, url, path, body, "AKIDMOCK", "mock-secret", "bedrock", now.Add(-4*time.Minute))
 		}, 200, "", ""},
-		{"a wrong secret", func() *http.Request { return signed(t, url, path, body, "AKIDMOCK", "wrong", "bedrock", now) },
+		{"a wrong secret", func() *http.Request { return brSigned(t, url, path, body, "AKIDMOCK", "wrong", "bedrock", now) },
 			403, "InvalidSignatureException", "does not match the signature you provided"},
-		{"another key id", func() *http.Request { return signed(t, url, path, body, "AKIDOTHER", "mock-secret", "bedrock", now) },
+		{"another key id", func() *http.Request { return brSigned(t, url, path, body, "AKIDOTHER", "mock-secret", "bedrock", now) },
 			403, "UnrecognizedClientException", "security token included in the request is invalid"},
 		{"a stale date", func() *http.Request {
-			return signed(t, url, path, body, "AKIDMOCK", "mock-secret", "bedrock", now.Add(-6*time.Minute))
+			return brSigned(t, url, path, body, "AKIDMOCK", "mock-secret", "bedrock", now.Add(-6*time.Minute))
 		}, 403, "InvalidSignatureException", "Signature expired: 20260501T115400Z is now earlier than 20260501T115500Z (20260501T120000Z - 5 min.)"},
 		{"a date in the future", func() *http.Request {
-			return signed(t, url, path, body, "AKIDMOCK", "mock-secret", "bedrock", now.Add(6*time.Minute))
+			return brSigned(t, url, path, body, "AKIDMOCK", "mock-secret", "bedrock", now.Add(6*time.Minute))
 		}, 403, "InvalidSignatureException", "Signature not yet current"},
-		{"another service", func() *http.Request { return signed(t, url, path, body, "AKIDMOCK", "mock-secret", "s3", now) },
+		{"another service", func() *http.Request { return brSigned(t, url, path, body, "AKIDMOCK", "mock-secret", "s3", now) },
 			403, "InvalidSignatureException", "scoped to correct service: 'bedrock'"},
 		{"a body changed after signing", func() *http.Request {
-			req := signed(t, url, path, body, "AKIDMOCK", "mock-secret", "bedrock", now)
+			req := brSigned(t, url, path, body, "AKIDMOCK", "mock-secret", "bedrock", now)
 			other := strings.Replace(body, "Hi", "Ho", 1)
 			req.Body, req.ContentLength = http.NoBody, int64(len(other))
-			req.Body = readCloser(other)
+			req.Body = brReadCloser(other)
 			return req
 		}, 403, "InvalidSignatureException", "does not match"},
 		{"a signed header changed after signing", func() *http.Request {
-			req := signed(t, url, path, body, "AKIDMOCK", "mock-secret", "bedrock", now)
+			req := brSigned(t, url, path, body, "AKIDMOCK", "mock-secret", "bedrock", now)
 			req.Header.Set("X-Client-Header", "other")
 			return req
 		}, 403, "InvalidSignatureException", "does not match"},
 		{"an unsigned header added after signing", func() *http.Request {
-			req := signed(t, url, path, body, "AKIDMOCK", "mock-secret", "bedrock", now)
+			req := brSigned(t, url, path, body, "AKIDMOCK", "mock-secret", "bedrock", now)
 			req.Header.Set("Traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
 			return req
 		}, 200, "", ""},
-		{"the Bedrock API key", func() *http.Request { return bearer(t, url+path, body, "bedrock-api-key") }, 200, "", ""},
-		{"a wrong API key", func() *http.Request { return bearer(t, url+path, body, "nope") }, 403, "UnrecognizedClientException", ""},
-		{"no credentials", func() *http.Request { return bearer(t, url+path, body, "") }, 403, "MissingAuthenticationTokenException", "Missing Authentication Token"},
+		{"the Bedrock API key", func() *http.Request { return brBearer(t, url+path, body, "bedrock-api-key") }, 200, "", ""},
+		{"a wrong API key", func() *http.Request { return brBearer(t, url+path, body, "nope") }, 403, "UnrecognizedClientException", ""},
+		{"no credentials", func() *http.Request { return brBearer(t, url+path, body, "") }, 403, "MissingAuthenticationTokenException", "Missing Authentication Token"},
 		{"a malformed signature", func() *http.Request {
-			req := bearer(t, url+path, body, "")
+			req := brBearer(t, url+path, body, "")
 			req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIDMOCK")
 			return req
 		}, 400, "IncompleteSignatureException", ""},
@@ -249,14 +249,14 @@ func TestBedrockAuth(t *testing.T) {
 	}
 }
 
-func readCloser(s string) *readCloserString { return &readCloserString{strings.NewReader(s)} }
+func brReadCloser(s string) *brReadCloserString { return &brReadCloserString{strings.NewReader(s)} }
 
-type readCloserString struct{ *strings.Reader }
+type brReadCloserString struct{ *strings.Reader }
 
-func (readCloserString) Close() error { return nil }
+func (brReadCloserString) Close() error { return nil }
 
-// bearer builds a Converse request carrying key as a Bedrock API key ("" for none).
-func bearer(t testing.TB, url, body, key string) *http.Request {
+// brBearer builds a Converse request carrying key as a Bedrock API key ("" for none).
+func brBearer(t testing.TB, url, body, key string) *http.Request {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -273,9 +273,9 @@ func TestBedrockOpenMockAcceptsAnyCredentials(t *testing.T) {
 	_, url := newServed(t, Options{})
 	body := `{"messages":[{"role":"user","content":[{"text":"Hi"}]}]}`
 	for _, req := range []*http.Request{
-		bearer(t, url+"/model/m/converse", body, ""),
-		bearer(t, url+"/model/m/converse", body, "anything"),
-		signed(t, url, "/model/m/converse", body, "AKID", "secret", "bedrock", time.Now()),
+		brBearer(t, url+"/model/m/converse", body, ""),
+		brBearer(t, url+"/model/m/converse", body, "anything"),
+		brSigned(t, url, "/model/m/converse", body, "AKID", "secret", "bedrock", time.Now()),
 	} {
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

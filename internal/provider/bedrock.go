@@ -160,7 +160,8 @@ func (e *bedrockEndpoint) Events(h http.Header, body io.Reader) codec.EventStrea
 // headers, host, length and the x-amz-* the signer adds); the client's
 // forwarded headers are added after signing, unsigned, so that nothing
 // set later (a tracing header) can break the signature, and the client's
-// x-amz-* headers, which would mean something to AWS, are dropped.
+// x-amz-* and x-amzn-* headers, which would mean something to AWS, are
+// dropped.
 func (e *bedrockEndpoint) NewRequest(ctx context.Context, op, model string, body []byte, h http.Header) (*http.Request, error) {
 	req, err := newPost(ctx, e.base+url.PathEscape(model)+"/"+op, body, http.Header{})
 	if err != nil {
@@ -175,7 +176,7 @@ func (e *bedrockEndpoint) NewRequest(ctx context.Context, op, model string, body
 		return nil, err
 	}
 	for k, vs := range h {
-		if _, ours := req.Header[k]; ours || hasPrefixFold(k, "X-Amz") || http.CanonicalHeaderKey(k) == "Authorization" {
+		if _, ours := req.Header[k]; ours || isAWSHeader(k) || http.CanonicalHeaderKey(k) == "Authorization" {
 			continue
 		}
 		req.Header[k] = vs
@@ -289,7 +290,7 @@ func bedrockDetail(typ, msg string, c outcome.Class) string {
 	return typ + ": " + msg
 }
 
-// hasPrefixFold is strings.HasPrefix ignoring ASCII case.
-func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+// isAWSHeader reports whether header k is one of AWS's (x-amz-*, x-amzn-*).
+func isAWSHeader(k string) bool {
+	return len(k) >= 5 && strings.EqualFold(k[:5], "x-amz")
 }

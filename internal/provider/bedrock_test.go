@@ -238,7 +238,7 @@ func TestBedrockAgainstMock(t *testing.T) {
 						t.Errorf("stream %v: exception %q, want %q (%s)", stream, got, tt.errType, errBody)
 					}
 				} else if stream {
-					checkStream(t, ep.(Framer).Events(resp.Header, resp.Body))
+					checkBedrockStream(t, ep.(Framer).Events(resp.Header, resp.Body))
 				}
 				resp.Body.Close()
 				if o.Class != tt.class || o.Cooldown != 0 {
@@ -263,8 +263,8 @@ func TestBedrockAgainstMock(t *testing.T) {
 	}
 }
 
-// checkStream reads a ConverseStream through the framer and the codec.
-func checkStream(t *testing.T, es codec.EventStream) {
+// checkBedrockStream reads a ConverseStream through the framer and the codec.
+func checkBedrockStream(t *testing.T, es codec.EventStream) {
 	t.Helper()
 	if es == nil {
 		t.Fatal("the framer does not take the stream")

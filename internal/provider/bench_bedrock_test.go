@@ -25,7 +25,7 @@ func BenchmarkBedrockNewRequest(b *testing.B) {
 // BenchmarkEventStreamReader reads ConverseStream text-delta frames, one
 // per token.
 func BenchmarkEventStreamReader(b *testing.B) {
-	one := event(b, "contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":" the"},"p":"abcdefgh"}`)
+	one := esEvent(b, "contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":" the"},"p":"abcdefgh"}`)
 	stream := bytes.Repeat(one, 1000)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(stream)))

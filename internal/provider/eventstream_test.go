@@ -15,7 +15,7 @@ import (
 
 // frame encodes one AWS event-stream message with string headers
 // (name, value, name, value, …) and payload.
-func frame(t testing.TB, payload string, headers ...string) []byte {
+func esFrame(t testing.TB, payload string, headers ...string) []byte {
 	t.Helper()
 	var hs eventstream.Headers
 	for i := 0; i+1 < len(headers); i += 2 {
@@ -28,14 +28,15 @@ func frame(t testing.TB, payload string, headers ...string) []byte {
 	return buf.Bytes()
 }
 
-func event(t testing.TB, typ, payload string) []byte {
-	return frame(t, payload, ":event-type", typ, ":content-type", "application/json", ":message-type", "event")
+// esEvent encodes a ConverseStream event frame of type typ.
+func esEvent(t testing.TB, typ, payload string) []byte {
+	return esFrame(t, payload, ":event-type", typ, ":content-type", "application/json", ":message-type", "event")
 }
 
 func TestEventStreamReader(t *testing.T) {
-	start := event(t, "messageStart", `{"role":"assistant"}`)
-	exception := frame(t, `{"message":"slow down"}`, ":exception-type", "throttlingException", ":content-type", "application/json", ":message-type", "exception")
-	errFrame := frame(t, "", ":message-type", "error", ":error-code", "InternalFailure", ":error-message", `it "broke"`)
+	start := esEvent(t, "messageStart", `{"role":"assistant"}`)
+	exception := esFrame(t, `{"message":"slow down"}`, ":exception-type", "throttlingException", ":content-type", "application/json", ":message-type", "exception")
+	errFrame := esFrame(t, "", ":message-type", "error", ":error-code", "InternalFailure", ":error-message", `it "broke"`)
 	corrupt := bytes.Clone(start)
 	corrupt[len(corrupt)-1] ^= 0xff
 	huge := make([]byte, 12)
@@ -53,7 +54,7 @@ func TestEventStreamReader(t *testing.T) {
 		events []want
 		err    error // after the events; io.EOF for a clean end
 	}{
-		{"events then the end", append(append(bytes.Clone(start), event(t, "metadata", `{"usage":{}}`)...), event(t, "x", "")...),
+		{"events then the end", append(append(bytes.Clone(start), esEvent(t, "metadata", `{"usage":{}}`)...), esEvent(t, "x", "")...),
 			[]want{{"messageStart", `{"role":"assistant"}`, false}, {"metadata", `{"usage":{}}`, false}, {"x", "", false}}, io.EOF},
 		{"an exception", append(bytes.Clone(start), exception...),
 			[]want{{"messageStart", `{"role":"assistant"}`, false}, {"throttlingException", `{"message":"slow down"}`, true}}, io.EOF},
@@ -97,7 +98,7 @@ func TestBedrockEvents(t *testing.T) {
 		{"text/event-stream", false},
 		{"", false},
 	} {
-		es := ep.Events(http.Header{"Content-Type": {tt.contentType}}, bytes.NewReader(event(t, "messageStart", `{}`)))
+		es := ep.Events(http.Header{"Content-Type": {tt.contentType}}, bytes.NewReader(esEvent(t, "messageStart", `{}`)))
 		if (es != nil) != tt.framed {
 			t.Errorf("%q: framed %v, want %v", tt.contentType, es != nil, tt.framed)
 		}
@@ -108,9 +109,9 @@ func TestBedrockEvents(t *testing.T) {
 // every event is a frame whose checksums held, and the reader stops at the
 // first error.
 func FuzzEventStream(f *testing.F) {
-	f.Add(append(event(f, "messageStart", `{"role":"assistant"}`), event(f, "contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"hi"}}`)...))
-	f.Add(frame(f, `{"message":"x"}`, ":exception-type", "throttlingException", ":message-type", "exception"))
-	f.Add(frame(f, "", ":message-type", "error", ":error-code", "E", ":error-message", "m"))
+	f.Add(append(esEvent(f, "messageStart", `{"role":"assistant"}`), esEvent(f, "contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"hi"}}`)...))
+	f.Add(esFrame(f, `{"message":"x"}`, ":exception-type", "throttlingException", ":message-type", "exception"))
+	f.Add(esFrame(f, "", ":message-type", "error", ":error-code", "E", ":error-message", "m"))
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		r := NewEventStreamReader(bytes.NewReader(stream))
 		read := 0

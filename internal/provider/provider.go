@@ -42,9 +42,10 @@ type Upstream struct {
 	// Bedrock and Vertex are those providers' own settings; nil for others.
 	Bedrock *BedrockSettings
 	Vertex  *VertexSettings
-	// Clock tells the time that signs requests (Bedrock's SigV4); nil is
-	// the wall clock. The gateway passes its own clock, so that a fake one
-	// signs as the tests' and the simulator's upstreams expect.
+	// Clock tells the time that signs requests (Bedrock's SigV4); nil, as
+	// config.Upstream.Adapter leaves it, is the wall clock. A caller that
+	// runs on a fake clock sets it, so that signatures carry the time its
+	// upstreams (mocks on the same clock) expect.
 	Clock func() time.Time
 }
 
