@@ -25,9 +25,10 @@ const maxCompletionTokens = 1_000_000
 // JSON number is read as nanoseconds.
 //
 // A request meets the behaviour in this order: Hang, Latency, ForceStatus,
-// the key check (Options.APIKey; Gemini's key), request validation (400),
-// ErrorRate, RPM/TPM (429), InvalidBody, and then the answer, where TTFT,
-// TPS and DropAfterEvents shape a stream.
+// the key check (Options.APIKey; Gemini's key; Bedrock's signature),
+// request validation (400), ErrorRate, RPM/TPM (429), InvalidBody, and then
+// the answer, where TTFT, TPS, DropAfterEvents and (Bedrock's)
+// StreamException shape a stream.
 type Behavior struct {
 	// Latency is added before a non-streaming response, and before the
 	// response headers of a stream. Default 0, at least 0.
