@@ -179,32 +179,32 @@ func (d *chatRequestDecoder) needs(f *chatFields) error {
 		return err
 	}
 	if n > 1 {
-		r.Need("n", protoChat, protoGemini)
+		r.Need("n", "openai-chat", "gemini")
 	}
 	if f.logprobs.Type == gjson.True || !isNull(f.topLogprobs) {
-		r.Need("logprobs", protoChat)
+		r.Need("logprobs", "openai-chat")
 	}
 	if err := wantObject(f.responseFormat, "response_format"); err != nil {
 		return err
 	}
 	switch t := f.responseFormat.Get("type").Str; t {
 	case "json_object", "json_schema":
-		r.Need("response_format", protoChat, protoResponses, protoGemini)
+		r.Need("response_format", "openai-chat", "openai-responses", "gemini")
 	}
 	if !isNull(f.audio) || modalitiesHaveAudio(f.modalities) {
-		r.Need("audio", protoChat)
+		r.Need("audio", "openai-chat")
 	}
 	if f.logitBias.IsObject() && len(f.logitBias.Map()) > 0 {
-		r.Need("logit_bias", protoChat)
+		r.Need("logit_bias", "openai-chat")
 	}
 	if !isNull(f.functions) || !isNull(f.functionCall) {
-		r.Need("functions", protoChat)
+		r.Need("functions", "openai-chat")
 	}
 	if !isNull(f.prediction) {
-		r.Need("prediction", protoChat)
+		r.Need("prediction", "openai-chat")
 	}
 	if !isNull(f.webSearchOptions) {
-		r.Need("tool:web_search", protoChat)
+		r.Need("tool:web_search", "openai-chat")
 	}
 	return nil
 }
@@ -229,7 +229,7 @@ func (d *chatRequestDecoder) tools(f *chatFields) error {
 			return fmt.Errorf("tools[%d]: must be an object, got %s", i, jsonKind(t))
 		}
 		if typ := t.Get("type").Str; typ != "function" {
-			d.r.Need("tool:"+typ, protoChat)
+			d.r.Need("tool:"+typ, "openai-chat")
 			return nil
 		}
 		fn := t.Get("function")
@@ -260,7 +260,7 @@ func (d *chatRequestDecoder) toolChoice(f *chatFields) error {
 		}
 		d.r.ToolChoice = ToolChoice{Mode: ToolNamed, Name: name.Str}
 	case "allowed_tools", "custom":
-		d.r.Need("tool_choice:"+typ, protoChat)
+		d.r.Need("tool_choice:"+typ, "openai-chat")
 	default:
 		return fmt.Errorf("tool_choice.type: unknown type %q", typ)
 	}

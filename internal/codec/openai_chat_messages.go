@@ -53,7 +53,7 @@ func (d *chatRequestDecoder) message(i int, v gjson.Result) error {
 	case "tool":
 		return d.tool(i, &m)
 	case "function":
-		d.r.Need("functions", protoChat)
+		d.r.Need("functions", "openai-chat")
 	case "":
 		return fmt.Errorf("messages[%d].role: missing", i)
 	default:
@@ -127,9 +127,9 @@ func (d *chatRequestDecoder) user(i int, content gjson.Result) error {
 			}
 			parts = append(parts, img)
 		case "input_audio":
-			d.r.Need("audio", protoChat)
+			d.r.Need("audio", "openai-chat")
 		case "file":
-			d.r.Need("file", protoChat)
+			d.r.Need("file", "openai-chat")
 		default:
 			return fmt.Errorf("messages[%d].content[%d].type: unknown content part type %q", i, j, typ)
 		}
@@ -170,7 +170,7 @@ func (d *chatRequestDecoder) assistant(i int, m *chatMessage) error {
 		parts = append(parts, Part{Kind: PartText, Text: m.refusal.Str})
 	}
 	if !isNull(m.functionCall) {
-		d.r.Need("functions", protoChat)
+		d.r.Need("functions", "openai-chat")
 	}
 	err = eachIndexed(m.toolCalls, func(j int, c gjson.Result) error {
 		call, ok, err := d.toolCall(i, j, c)
@@ -198,7 +198,7 @@ func (d *chatRequestDecoder) toolCall(i, j int, c gjson.Result) (Part, bool, err
 	var f [5]gjson.Result
 	objectFields(c, toolCallKeys[:3], f[:3])
 	if typ := f[0].Str; typ != "function" && typ != "" {
-		d.r.Need("tool:"+typ, protoChat)
+		d.r.Need("tool:"+typ, "openai-chat")
 		return Part{}, false, nil
 	}
 	objectFields(f[2], toolCallKeys[3:], f[3:])

@@ -150,7 +150,7 @@ func (openAIChat) EncodeResponse(r *Response) []byte {
 	w.str(r.Model)
 	w.raw(`,"choices":[{"index":0,"message":{"role":"assistant","content":`)
 	if containsKind(r.Parts, PartText) {
-		w.str(textOf(r.Parts, ""))
+		w.str(joinText(r.Parts, ""))
 	} else {
 		w.raw("null")
 	}
@@ -187,7 +187,7 @@ func writeChatToolCalls(w *jsonWriter, parts []Part) {
 		w.raw(`,"type":"function","function":{"name":`)
 		w.str(p.Name)
 		w.raw(`,"arguments":`)
-		w.str(arguments(p))
+		w.str(argumentsText(p))
 		w.raw("}}")
 	}
 	if !first {

@@ -158,26 +158,26 @@ func (d *responsesRequestDecoder) needs(f *responsesFields) error {
 	if id, err := wantString(f.previousResponseID, "previous_response_id"); err != nil {
 		return err
 	} else if id != "" {
-		r.Need("previous_response_id", protoResponses)
+		r.Need("previous_response_id", "openai-responses")
 	}
 	if !isNull(f.conversation) {
-		r.Need("conversation", protoResponses)
+		r.Need("conversation", "openai-responses")
 	}
 	if f.background.Type == gjson.True {
-		r.Need("background", protoResponses)
+		r.Need("background", "openai-responses")
 	}
 	if err := wantObject(f.text, "text"); err != nil {
 		return err
 	}
 	switch f.text.Get("format.type").Str {
 	case "json_schema", "json_object":
-		r.Need("response_format", protoChat, protoResponses, protoGemini)
+		r.Need("response_format", "openai-chat", "openai-responses", "gemini")
 	}
 	if f.topLogprobs.Type == gjson.Number && f.topLogprobs.Num > 0 {
-		r.Need("logprobs", protoChat, protoResponses)
+		r.Need("logprobs", "openai-chat", "openai-responses")
 	}
 	if !isNull(f.prompt) {
-		r.Need("prompt", protoResponses)
+		r.Need("prompt", "openai-responses")
 	}
 	return nil
 }
@@ -216,7 +216,7 @@ func (d *responsesRequestDecoder) item(i int, it gjson.Result) error {
 	}
 	// item_reference and the items of built-in tools (web_search_call,
 	// computer_call_output, mcp_call, …) live only in the Responses API.
-	d.r.Need("item:"+typ, protoResponses)
+	d.r.Need("item:"+typ, "openai-responses")
 	return nil
 }
 
@@ -304,7 +304,7 @@ func (d *responsesRequestDecoder) contentPart(p gjson.Result, typ string, path f
 		return Part{Kind: PartText, Text: text.Str}, true, nil
 	case "input_image":
 		if !isNull(p.Get("file_id")) {
-			d.r.Need("file_id", protoResponses)
+			d.r.Need("file_id", "openai-responses")
 			return Part{}, false, nil
 		}
 		u := p.Get("image_url")
@@ -314,10 +314,10 @@ func (d *responsesRequestDecoder) contentPart(p gjson.Result, typ string, path f
 		img, err := parseImageURL(d.r, u.Str, path()+".image_url")
 		return img, err == nil, err
 	case "input_file":
-		d.r.Need("input_file", protoResponses)
+		d.r.Need("input_file", "openai-responses")
 		return Part{}, false, nil
 	case "input_audio":
-		d.r.Need("audio", protoResponses)
+		d.r.Need("audio", "openai-responses")
 		return Part{}, false, nil
 	}
 	return Part{}, false, fmt.Errorf("%s.type: unknown content part type %q", path(), typ)
@@ -437,7 +437,7 @@ func (d *responsesRequestDecoder) tools(f *responsesFields) error {
 			return fmt.Errorf("tools[%d]: must be an object, got %s", i, jsonKind(t))
 		}
 		if typ := t.Get("type").Str; typ != "function" {
-			d.r.Need("tool:"+typ, protoResponses)
+			d.r.Need("tool:"+typ, "openai-responses")
 			return nil
 		}
 		tool, err := functionTool(t.Get("name"), t.Get("description"), t.Get("parameters"), func() string { return fmt.Sprintf("tools[%d]", i) })
@@ -462,7 +462,7 @@ func (d *responsesRequestDecoder) toolChoice(f *responsesFields) error {
 	typ := v.Get("type").Str
 	if typ != "function" {
 		// allowed_tools, mcp, custom and the built-in tools' choices
-		d.r.Need("tool_choice:"+typ, protoResponses)
+		d.r.Need("tool_choice:"+typ, "openai-responses")
 		return nil
 	}
 	name := v.Get("name")

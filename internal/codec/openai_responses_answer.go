@@ -122,7 +122,7 @@ func (openAIResponses) EncodeResponse(r *Response) []byte {
 		text := p.Text
 		switch p.Kind {
 		case PartToolCall:
-			text = arguments(p)
+			text = argumentsText(p)
 		case PartRedactedThinking:
 			text = p.Data
 		case PartText, PartThinking:

@@ -14,7 +14,7 @@ func (openAIResponses) EncodeRequest(r *Request, model string, _ EncodeOptions) 
 		w.keyStr("model", model)
 		w.comma()
 	}
-	if instructions := textOf(r.System, "\n\n"); instructions != "" {
+	if instructions := joinText(r.System, "\n\n"); instructions != "" {
 		w.keyStr("instructions", instructions)
 		w.comma()
 	}
@@ -68,7 +68,7 @@ func writeResponsesInput(w *jsonWriter, m *Message, first bool) bool {
 		if containsKind(m.Parts, PartText) {
 			sep()
 			w.raw(`{"role":"assistant","content":`)
-			w.str(textOf(m.Parts, ""))
+			w.str(joinText(m.Parts, ""))
 			w.raw("}")
 		}
 		for i := range m.Parts {
@@ -79,7 +79,7 @@ func writeResponsesInput(w *jsonWriter, m *Message, first bool) bool {
 				w.raw(`,"name":`)
 				w.str(p.Name)
 				w.raw(`,"arguments":`)
-				w.str(arguments(p))
+				w.str(argumentsText(p))
 				w.raw("}")
 			}
 		}
@@ -94,7 +94,7 @@ func writeResponsesInput(w *jsonWriter, m *Message, first bool) bool {
 			w.raw(`{"type":"function_call_output","call_id":`)
 			w.str(p.ID)
 			w.raw(`,"output":`)
-			w.str(textOf(p.Content, "\n"))
+			w.str(joinText(p.Content, "\n"))
 			w.raw("}")
 		case PartText, PartImage:
 			rest++

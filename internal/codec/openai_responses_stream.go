@@ -237,6 +237,9 @@ func (d *responsesStreamDecoder) closeOpen(out []Chunk) []Chunk {
 // event streamed.
 func (d *responsesStreamDecoder) itemDone(out []Chunk, item int64, it gjson.Result) []Chunk {
 	if d.open && d.cur.item == item {
+		if d.cur.kind == PartToolCall && !d.gotDelta {
+			out = d.delta(out, it.Get("arguments").Str) // arguments only in the done item
+		}
 		out = d.closeOpen(out)
 	}
 	streamed := item <= d.lastItem

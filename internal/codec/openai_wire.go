@@ -18,15 +18,6 @@ import (
 // argument strings, errors) and writing JSON by appending to a byte slice,
 // which keeps the stream encoders free of per-event marshalling.
 
-// openAIProtocols are the protocols of the OpenAI family, for Needs that
-// both of them can express.
-const (
-	protoChat      = "openai-chat"
-	protoResponses = "openai-responses"
-	protoAnthropic = "anthropic"
-	protoGemini    = "gemini"
-)
-
 // maxErrorText bounds the body text an unparseable error answer becomes.
 const maxErrorText = 512
 
@@ -80,13 +71,14 @@ func parseImageURL(r *Request, url, path string) (Part, error) {
 		return Part{Kind: PartImage, MediaType: mime, Data: data}, nil
 	}
 	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") {
-		r.Need("image_url", protoChat, protoResponses, protoAnthropic)
+		r.Need("image_url", "openai-chat", "openai-responses", "anthropic")
 		return Part{Kind: PartImage, URL: url}, nil
 	}
 	return Part{}, fmt.Errorf("%s: must be an http(s) URL or a base64 data URL", path)
 }
 
-// imageURL is the URL an image part is sent as: its own, or a data URL.
+// appendImageURL appends the URL image part p is sent as, a JSON
+// string: its own, or a data URL of its data.
 func appendImageURL(b []byte, p *Part) []byte {
 	if p.URL != "" {
 		return gjson.AppendJSONString(b, p.URL)
@@ -108,8 +100,8 @@ func parseArguments(s string) (json.RawMessage, bool) {
 	return json.RawMessage(s), true
 }
 
-// arguments is the JSON text a tool call's arguments are sent as.
-func arguments(p *Part) string {
+// argumentsText is the JSON text a tool call's arguments are sent as.
+func argumentsText(p *Part) string {
 	if len(p.Arguments) == 0 {
 		return "{}"
 	}
@@ -161,8 +153,8 @@ func containsKind(parts []Part, k PartKind) bool {
 	return false
 }
 
-// textOf joins the text parts of parts with sep.
-func textOf(parts []Part, sep string) string {
+// joinText joins the text parts of parts with sep.
+func joinText(parts []Part, sep string) string {
 	n, count := 0, 0
 	for i := range parts {
 		if parts[i].Kind == PartText {
