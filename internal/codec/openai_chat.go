@@ -228,12 +228,14 @@ func (d *chatRequestDecoder) tools(f *chatFields) error {
 		if !t.IsObject() {
 			return fmt.Errorf("tools[%d]: must be an object, got %s", i, jsonKind(t))
 		}
-		if typ := t.Get("type").Str; typ != "function" {
+		var f [len(functionToolKeys)]gjson.Result // type, function, name, description, parameters
+		objectFields(t, functionToolKeys[:2], f[:2])
+		if typ := f[0].Str; typ != "function" {
 			d.r.Need("tool:"+typ, "openai-chat")
 			return nil
 		}
-		fn := t.Get("function")
-		tool, err := functionTool(fn.Get("name"), fn.Get("description"), fn.Get("parameters"), func() string { return fmt.Sprintf("tools[%d].function", i) })
+		objectFields(f[1], functionToolKeys[2:], f[2:])
+		tool, err := functionTool(f[2], f[3], f[4], func() string { return fmt.Sprintf("tools[%d].function", i) })
 		if err == nil {
 			d.r.Tools = append(d.r.Tools, tool)
 		}

@@ -152,6 +152,12 @@ func parseBody(body []byte) (gjson.Result, error) {
 	return root, nil
 }
 
+// functionToolKeys are the fields of a tool definition: its type, (Chat)
+// the function object, and the function's name, description and
+// parameters (in Chat inside the function object, in Responses beside the
+// type).
+var functionToolKeys = [...]string{"type", "function", "name", "description", "parameters"}
+
 // functionTool reads a function's name, description and parameters
 // schema; path (computed only for an error) names the object holding them.
 func functionTool(name, desc, params gjson.Result, path func() string) (Tool, error) {

@@ -436,11 +436,13 @@ func (d *responsesRequestDecoder) tools(f *responsesFields) error {
 		if !t.IsObject() {
 			return fmt.Errorf("tools[%d]: must be an object, got %s", i, jsonKind(t))
 		}
-		if typ := t.Get("type").Str; typ != "function" {
+		var f [len(functionToolKeys)]gjson.Result // type, (function), name, description, parameters
+		objectFields(t, functionToolKeys[:], f[:])
+		if typ := f[0].Str; typ != "function" {
 			d.r.Need("tool:"+typ, "openai-responses")
 			return nil
 		}
-		tool, err := functionTool(t.Get("name"), t.Get("description"), t.Get("parameters"), func() string { return fmt.Sprintf("tools[%d]", i) })
+		tool, err := functionTool(f[2], f[3], f[4], func() string { return fmt.Sprintf("tools[%d]", i) })
 		if err == nil {
 			d.r.Tools = append(d.r.Tools, tool)
 		}
