@@ -153,6 +153,8 @@ func TestValidateRules(t *testing.T) {
 			FieldError{"defaults.max_wait", "must be ≥ 0, got -1s"}},
 		{"defaults max wait not below timeout", func(c *Config) { c.Defaults.MaxWait = 300 * time.Second },
 			FieldError{"defaults.max_wait", "must be less than timeout (5m0s), got 5m0s"}},
+		{"defaults default_max_tokens zero", func(c *Config) { c.Defaults.DefaultMaxTokens = 0 },
+			FieldError{"defaults.default_max_tokens", "must be 1–1000000, got 0"}},
 
 		// affinity
 		{"affinity sliding ttl zero", func(c *Config) { c.Affinity.SlidingTTL = 0 },

@@ -21,6 +21,7 @@ const (
 	NameOpenAICompatible = "openai-compatible"
 	NameAzureOpenAI      = "azure-openai"
 	NameAnthropic        = "anthropic"
+	NameGemini           = "gemini"
 )
 
 // Upstream is what an adapter needs of one upstream's configuration.
@@ -117,7 +118,7 @@ func (r *Registry) Lookup(name string) (Provider, bool) {
 func (r *Registry) Names() []string { return slices.Clone(r.names) }
 
 // builtin is the registry of the providers Switchyard ships.
-var builtin = NewRegistry(OpenAI{}, Anthropic{}, AzureOpenAI{}, OpenAICompatible{})
+var builtin = NewRegistry(OpenAI{}, Anthropic{}, AzureOpenAI{}, OpenAICompatible{}, Gemini{})
 
 // Builtin returns the registry of the providers Switchyard ships.
 func Builtin() *Registry { return builtin }
