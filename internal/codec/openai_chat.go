@@ -18,47 +18,31 @@ var _ Translator = openAIChat{}
 // chatFields are the top-level fields of a Chat request the decoder reads,
 // collected in one pass over the body.
 type chatFields struct {
-	model, messages, tools, toolChoice, parallelToolCalls            gjson.Result
-	maxCompletionTokens, maxTokens, temperature, topP, stop          gjson.Result
-	stream, streamOptions, reasoningEffort, user, safetyIdentifier   gjson.Result
-	n, logprobs, topLogprobs, responseFormat, audio, modalities      gjson.Result
-	logitBias, functions, functionCall, prediction, webSearchOptions gjson.Result
+	sharedFields
+	messages, maxCompletionTokens, maxTokens, stop, streamOptions, reasoningEffort gjson.Result
+	n, logprobs, topLogprobs, responseFormat, audio, modalities, logitBias         gjson.Result
+	functions, functionCall, prediction, webSearchOptions                          gjson.Result
 }
 
 // collect sorts root's fields into f.
 func (f *chatFields) collect(root gjson.Result) {
 	root.ForEach(func(k, v gjson.Result) bool {
+		if f.sharedFields.collect(k.Str, v) {
+			return true
+		}
 		switch k.Str {
-		case "model":
-			f.model = v
 		case "messages":
 			f.messages = v
-		case "tools":
-			f.tools = v
-		case "tool_choice":
-			f.toolChoice = v
-		case "parallel_tool_calls":
-			f.parallelToolCalls = v
 		case "max_completion_tokens":
 			f.maxCompletionTokens = v
 		case "max_tokens":
 			f.maxTokens = v
-		case "temperature":
-			f.temperature = v
-		case "top_p":
-			f.topP = v
 		case "stop":
 			f.stop = v
-		case "stream":
-			f.stream = v
 		case "stream_options":
 			f.streamOptions = v
 		case "reasoning_effort":
 			f.reasoningEffort = v
-		case "user":
-			f.user = v
-		case "safety_identifier":
-			f.safetyIdentifier = v
 		case "n":
 			f.n = v
 		case "logprobs":
@@ -106,22 +90,17 @@ func (openAIChat) DecodeRequest(body []byte) (*Request, error) {
 
 // chatRequestDecoder builds one canonical request.
 type chatRequestDecoder struct {
-	r *Request
-	// calls are the tool calls seen so far, so a tool message's result can
-	// name the tool it answers.
-	calls []Part
-	// toolGroup: the last message holds tool messages' results, and the
-	// next tool message joins it.
-	toolGroup bool
+	r     *Request
+	turns toolTurns
 }
 
-// scalars reads the sampling and output settings.
+// scalars reads the shared fields and the output settings.
 func (d *chatRequestDecoder) scalars(f *chatFields) error {
 	r := d.r
-	var err error
-	if r.Model, err = wantString(f.model, "model"); err != nil {
+	if err := f.sharedFields.read(r); err != nil {
 		return err
 	}
+	var err error
 	if r.MaxTokens, err = wantCount(f.maxTokens, "max_tokens"); err != nil {
 		return err
 	}
@@ -130,16 +109,7 @@ func (d *chatRequestDecoder) scalars(f *chatFields) error {
 			return err
 		}
 	}
-	if r.Temperature, err = wantFloat(f.temperature, "temperature"); err != nil {
-		return err
-	}
-	if r.TopP, err = wantFloat(f.topP, "top_p"); err != nil {
-		return err
-	}
 	if r.Stop, err = wantStops(f.stop, "stop"); err != nil {
-		return err
-	}
-	if r.Stream, err = wantBool(f.stream, "stream"); err != nil {
 		return err
 	}
 	if err = wantObject(f.streamOptions, "stream_options"); err != nil {
@@ -148,25 +118,9 @@ func (d *chatRequestDecoder) scalars(f *chatFields) error {
 	if r.IncludeUsage, err = wantBool(f.streamOptions.Get("include_usage"), "stream_options.include_usage"); err != nil {
 		return err
 	}
-	if !isNull(f.parallelToolCalls) {
-		v, err := wantBool(f.parallelToolCalls, "parallel_tool_calls")
-		if err != nil {
-			return err
-		}
-		r.ParallelToolCalls = &v
-	}
 	effort, err := wantString(f.reasoningEffort, "reasoning_effort")
-	if err != nil {
-		return err
-	}
 	if effort != "" {
 		r.Thinking = &Thinking{Effort: effort}
-	}
-	if r.User, err = wantString(f.user, "user"); err != nil {
-		return err
-	}
-	if r.User == "" {
-		r.User, err = wantString(f.safetyIdentifier, "safety_identifier")
 	}
 	return err
 }

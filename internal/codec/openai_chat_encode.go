@@ -12,8 +12,7 @@ func (openAIChat) EncodeRequest(r *Request, model string, _ EncodeOptions) ([]by
 		w.keyStr("model", model)
 		w.comma()
 	}
-	w.key("messages")
-	w.raw("[")
+	w.raw(`"messages":[`)
 	first := true
 	if len(r.System) > 0 {
 		w.raw(`{"role":"system","content":`)
@@ -174,7 +173,7 @@ func writeChatTools(w *jsonWriter, r *Request) {
 			w.str(t.Description)
 		}
 		w.raw(`,"parameters":`)
-		w.json(t.Schema, `{"type":"object"}`)
+		w.object(t.Schema, `{"type":"object"}`)
 		w.raw("}}")
 	}
 	w.raw("]")

@@ -96,7 +96,7 @@ func chatTextParts(v gjson.Result, path func() string, refusals bool) ([]Part, e
 // user reads a user message's content: text, images, and parts only Chat
 // takes (audio, files), which are recorded as needs.
 func (d *chatRequestDecoder) user(i int, content gjson.Result) error {
-	d.toolGroup = false
+	d.turns.other()
 	switch {
 	case content.Type == gjson.String:
 		d.r.Messages = append(d.r.Messages, Message{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: content.Str}}})
@@ -144,7 +144,7 @@ func (d *chatRequestDecoder) user(i int, content gjson.Result) error {
 // assistant reads an assistant turn: its reasoning (reasoning_content),
 // text (content, refusal) and tool calls, in that order.
 func (d *chatRequestDecoder) assistant(i int, m *chatMessage) error {
-	d.toolGroup = false
+	d.turns.other()
 	var parts []Part
 	switch {
 	case notString(m.reasoningContent):
@@ -176,7 +176,7 @@ func (d *chatRequestDecoder) assistant(i int, m *chatMessage) error {
 		call, ok, err := d.toolCall(i, j, c)
 		if ok {
 			parts = append(parts, call)
-			d.calls = append(d.calls, call)
+			d.turns.call(call)
 		}
 		return err
 	})
@@ -236,23 +236,6 @@ func (d *chatRequestDecoder) tool(i int, m *chatMessage) error {
 	if err != nil {
 		return err
 	}
-	result := Part{Kind: PartToolResult, ID: id.Str, Name: d.callName(id.Str), Content: content}
-	if d.toolGroup {
-		last := &d.r.Messages[len(d.r.Messages)-1]
-		last.Parts = append(last.Parts, result)
-		return nil
-	}
-	d.r.Messages = append(d.r.Messages, Message{Role: RoleUser, Parts: []Part{result}})
-	d.toolGroup = true
+	d.turns.result(d.r, id.Str, content)
 	return nil
-}
-
-// callName is the name of the latest tool call with id, or "".
-func (d *chatRequestDecoder) callName(id string) string {
-	for k := len(d.calls) - 1; k >= 0; k-- {
-		if d.calls[k].ID == id {
-			return d.calls[k].Name
-		}
-	}
-	return ""
 }

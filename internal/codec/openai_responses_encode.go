@@ -18,8 +18,7 @@ func (openAIResponses) EncodeRequest(r *Request, model string, _ EncodeOptions) 
 		w.keyStr("instructions", instructions)
 		w.comma()
 	}
-	w.key("input")
-	w.raw("[")
+	w.raw(`"input":[`)
 	first := true
 	for i := range r.Messages {
 		first = writeResponsesInput(&w, &r.Messages[i], first)
@@ -146,7 +145,7 @@ func writeResponsesTools(w *jsonWriter, r *Request) {
 			w.str(t.Description)
 		}
 		w.raw(`,"parameters":`)
-		w.json(t.Schema, `{"type":"object"}`)
+		w.object(t.Schema, `{"type":"object"}`)
 		w.raw(`,"strict":false}`)
 	}
 	w.raw("]")

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -81,9 +79,9 @@ func parseImageURL(r *Request, url, path string) (Part, error) {
 // string: its own, or a data URL of its data.
 func appendImageURL(b []byte, p *Part) []byte {
 	if p.URL != "" {
-		return gjson.AppendJSONString(b, p.URL)
+		return wireString(b, p.URL)
 	}
-	return gjson.AppendJSONString(b, "data:"+p.MediaType+";base64,"+p.Data)
+	return wireString(b, "data:"+p.MediaType+";base64,"+p.Data)
 }
 
 // parseArguments reads a tool call's arguments, a JSON string holding a
@@ -183,33 +181,27 @@ func joinText(parts []Part, sep string) string {
 	return sb.String()
 }
 
-// jsonWriter appends JSON to a byte slice. Its methods write a value or a
-// "key": prefix; the caller writes the punctuation between them.
+// jsonWriter appends JSON to a byte slice, with the wire* writers of
+// wirejson.go. Its methods write a value or a "key": prefix; the caller
+// writes the punctuation between them.
 type jsonWriter struct{ b []byte }
 
-func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
-func (w *jsonWriter) str(s string) { w.b = gjson.AppendJSONString(w.b, s) }
-func (w *jsonWriter) int(n int64)  { w.b = strconv.AppendInt(w.b, n, 10) }
-func (w *jsonWriter) float(f float64) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		w.b = append(w.b, "null"...)
-		return
-	}
-	w.b = strconv.AppendFloat(w.b, f, 'g', -1, 64)
+func (w *jsonWriter) raw(s string)    { w.b = append(w.b, s...) }
+func (w *jsonWriter) str(s string)    { w.b = wireString(w.b, s) }
+func (w *jsonWriter) int(n int64)     { w.b = wireInt(w.b, n) }
+func (w *jsonWriter) float(f float64) { w.b = wireFloat(w.b, f) }
+func (w *jsonWriter) bool(v bool)     { w.b = wireBool(w.b, v) }
+func (w *jsonWriter) comma()          { w.b = append(w.b, ',') }
+func (w *jsonWriter) keyStr(k, v string) {
+	w.b = append(append(append(w.b, '"'), k...), `":`...)
+	w.str(v)
 }
-func (w *jsonWriter) key(k string) { w.b = append(append(append(w.b, '"'), k...), `":`...) }
-func (w *jsonWriter) comma()       { w.b = append(w.b, ',') }
-func (w *jsonWriter) bool(v bool)  { w.b = strconv.AppendBool(w.b, v) }
 
-// json writes v, raw JSON, or fallback when v is empty or not JSON.
-func (w *jsonWriter) json(v []byte, fallback string) {
-	if len(v) == 0 || !gjson.ValidBytes(v) {
-		w.b = append(w.b, fallback...)
-		return
-	}
-	w.b = append(w.b, compactJSON(v)...)
+// object writes v, a JSON object (a schema), without insignificant
+// whitespace, or fallback when v is empty or not an object.
+func (w *jsonWriter) object(v []byte, fallback string) {
+	w.b = wireRawObject(w.b, compactJSON(v), fallback)
 }
-func (w *jsonWriter) keyStr(k, v string) { w.key(k); w.str(v) }
 
 // compactJSON is v without insignificant whitespace when it has any, so
 // that a schema pasted with newlines does not bloat every request.
