@@ -244,10 +244,7 @@ func (d *responsesStreamDecoder) itemDone(out []Chunk, item int64, it gjson.Resu
 	}
 	streamed := item <= d.lastItem
 	if !streamed {
-		parts, refused, err := appendResponsesItem(nil, it, false, int(item))
-		if err != nil {
-			parts = nil // arguments that are not JSON: the call is dropped
-		}
+		parts, refused := appendResponsesItem(nil, it, false)
 		d.refusal = d.refusal || refused
 		for _, p := range parts {
 			if p.Kind == PartRedactedThinking {

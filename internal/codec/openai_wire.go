@@ -98,6 +98,17 @@ func parseArguments(s string) (json.RawMessage, bool) {
 	return json.RawMessage(s), true
 }
 
+// answerArguments reads the arguments of a tool call in an upstream's
+// answer: "" is {}, anything else is kept as the model wrote it, even when
+// it is not a JSON object, as a stream passes it on (the Anthropic and
+// Gemini encoders wrap what is not an object, see wireArgs).
+func answerArguments(s string) json.RawMessage {
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(s)
+}
+
 // argumentsText is the JSON text a tool call's arguments are sent as.
 func argumentsText(p *Part) string {
 	if len(p.Arguments) == 0 {
