@@ -72,8 +72,8 @@ func TestChooseTools(t *testing.T) {
 		{"after a tool result", convo{tools: []toolDef{a}, toolResults: []string{"x"}}, nil},
 		{"after the assistant", convo{tools: []toolDef{a}}, nil},
 		{"agent toolbox, not asked", convo{tools: toolbox, userTurn: true, userText: "Say hello"}, nil},
-		{"agent toolbox, tool named", convo{tools: toolbox, userTurn: true, userText: "run t3 please"}, []string{"t3"}},
-		{"agent toolbox, a tool asked for", convo{tools: toolbox, userTurn: true, userText: "use a tool"}, []string{"t0"}},
+		{"agent toolbox, tool named", convo{tools: toolbox, userTurn: true, userText: "use the t3 tool"}, nil},
+		{"agent toolbox, named choice", convo{tools: toolbox, userTurn: true, choice: choiceNamed, choiceName: "t3"}, []string{"t3"}},
 		{"agent toolbox, any", convo{tools: toolbox, userTurn: true, choice: choiceAny}, []string{"t0"}},
 	}
 	for _, tt := range tests {

@@ -10,8 +10,8 @@ import (
 // offers tools, its last turn is the user's own and tool_choice allows a
 // call; then the named tool, or the first two when the user's text has the
 // word "parallel" and parallel calls are allowed, or else the first one —
-// except that of more than maxEagerTools tools offered with tool_choice
-// auto, one is called only when the user's text names it or says "tool".
+// except that more than maxEagerTools tools offered with tool_choice auto
+// (an agent's toolbox) get no call.
 func chooseTools(cv *convo) []toolDef {
 	if len(cv.tools) == 0 || !cv.userTurn || cv.choice == choiceNone {
 		return nil
@@ -31,17 +31,9 @@ func chooseTools(cv *convo) []toolDef {
 		return cv.tools[:1]
 	}
 	// auto with an agent's toolbox (Claude Code and Codex offer a dozen
-	// tools on every turn): call one only when the user asks for it (names
-	// it, or says "tool"), so that an agent CLI pointed at the demo gets an
-	// answer instead of a loop of tool calls.
-	for _, t := range cv.tools {
-		if containsWord(cv.userText, t.name) {
-			return []toolDef{t}
-		}
-	}
-	if containsWord(cv.userText, "tool") || containsWord(cv.userText, "tools") {
-		return cv.tools[:1]
-	}
+	// tools on every turn, and their prompts talk about them): no call, so
+	// that an agent CLI pointed at the demo gets an answer instead of a
+	// loop of tool calls. tool_choice any or a named tool still calls.
 	return nil
 }
 
