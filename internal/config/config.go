@@ -336,6 +336,12 @@ type Upstream struct {
 	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
 	// Active includes the upstream in routing. Default true.
 	Active bool `yaml:"active" json:"active"`
+	// Bedrock holds the bedrock provider's settings (region, SigV4
+	// credentials); required by it, refused by the others.
+	Bedrock *provider.BedrockSettings `yaml:"bedrock" json:"bedrock,omitempty"`
+	// Vertex holds the vertex provider's settings (project, location,
+	// service-account credentials); required by it, refused by the others.
+	Vertex *provider.VertexSettings `yaml:"vertex" json:"vertex,omitempty"`
 }
 
 // Default returns a Config holding every default of DESIGN.md §2.
@@ -397,5 +403,6 @@ func (c *Config) Settings(model string) (Route, bool) {
 
 // Adapter returns what u's provider adapter needs of it.
 func (u *Upstream) Adapter() provider.Upstream {
-	return provider.Upstream{Name: u.Name, BaseURL: u.BaseURL, APIKey: u.APIKey, APIVersion: u.APIVersion, Headers: u.Headers}
+	return provider.Upstream{Name: u.Name, BaseURL: u.BaseURL, APIKey: u.APIKey, APIVersion: u.APIVersion, Headers: u.Headers,
+		Bedrock: u.Bedrock, Vertex: u.Vertex}
 }

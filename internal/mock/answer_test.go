@@ -18,7 +18,8 @@ import (
 type answer struct {
 	text, thinking string
 	calls          []gotCall
-	stop           string // "end", "tool", "length"
+	stop           string // "end", "tool", "length", "stop_sequence"
+	stopSequence   string // Anthropic's stop_sequence
 	usage          gotUsage
 }
 
@@ -204,12 +205,12 @@ func responsesStreamAnswer(t *testing.T, body []byte) answer {
 }
 
 func anthropicStopName(s string) string {
-	return map[string]string{"end_turn": "end", "tool_use": "tool", "max_tokens": "length"}[s]
+	return map[string]string{"end_turn": "end", "tool_use": "tool", "max_tokens": "length", "stop_sequence": "stop_sequence"}[s]
 }
 
 func messagesAnswer(t *testing.T, body []byte) answer {
 	r := gjson.ParseBytes(body)
-	a := answer{stop: anthropicStopName(r.Get("stop_reason").String())}
+	a := answer{stop: anthropicStopName(r.Get("stop_reason").String()), stopSequence: r.Get("stop_sequence").String()}
 	for _, b := range r.Get("content").Array() {
 		switch b.Get("type").String() {
 		case "thinking":
@@ -276,6 +277,7 @@ func messagesStreamAnswer(t *testing.T, body []byte) answer {
 			open, next = -1, next+1
 		case "message_delta":
 			a.stop = anthropicStopName(ev.Get("delta.stop_reason").String())
+			a.stopSequence = ev.Get("delta.stop_sequence").String()
 			a.usage = anthropicGotUsage(start, ev.Get("usage.output_tokens").Int())
 		}
 	}

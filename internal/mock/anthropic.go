@@ -24,8 +24,19 @@ func anthropicStop(r *reply) string {
 		return "tool_use"
 	case r.truncated:
 		return "max_tokens"
+	case r.stopSequence != "":
+		return "stop_sequence"
 	}
 	return "end_turn"
+}
+
+// anthropicStopSequence is the reply's stop_sequence: the one that matched,
+// or null.
+func anthropicStopSequence(r *reply) any {
+	if r.stopSequence == "" {
+		return nil
+	}
+	return r.stopSequence
 }
 
 // message answers POST /v1/messages: a message object whose content is a
@@ -40,7 +51,7 @@ func (c *call) message() {
 	c.rememberPrefix(c.cv)
 	id := c.id("msg_")
 	stop := anthropicStop(r)
-	msg := func(content []obj, stopReason any, usage obj) obj {
+	msg := func(content []obj, stopReason, stopSequence any, usage obj) obj {
 		return obj{
 			"id":            id,
 			"type":          "message",
@@ -48,7 +59,7 @@ func (c *call) message() {
 			"model":         c.model,
 			"content":       content,
 			"stop_reason":   stopReason,
-			"stop_sequence": nil,
+			"stop_sequence": stopSequence,
 			"usage":         usage,
 		}
 	}
@@ -64,11 +75,11 @@ func (c *call) message() {
 		for _, tc := range r.calls {
 			content = append(content, obj{"type": "tool_use", "id": tc.id, "name": tc.name, "input": json.RawMessage(tc.args)})
 		}
-		c.writeJSON(http.StatusOK, msg(content, stop, anthropicUsage(r.usage, r.usage.completion())))
+		c.writeJSON(http.StatusOK, msg(content, stop, anthropicStopSequence(r), anthropicUsage(r.usage, r.usage.completion())))
 		return
 	}
 	var segs []segment
-	pre := []sseEvent{jsonEvent("message_start", obj{"type": "message_start", "message": msg([]obj{}, nil, anthropicUsage(r.usage, 1))})}
+	pre := []sseEvent{jsonEvent("message_start", obj{"type": "message_start", "message": msg([]obj{}, nil, nil, anthropicUsage(r.usage, 1))})}
 	index := 0
 	block := func(start obj, deltaType, field string, ps []string) {
 		pre = append(pre, jsonEvent("content_block_start", obj{"type": "content_block_start", "index": index, "content_block": start}))
@@ -103,7 +114,7 @@ func (c *call) message() {
 	post := append(pre,
 		jsonEvent("message_delta", obj{
 			"type":  "message_delta",
-			"delta": obj{"stop_reason": stop, "stop_sequence": nil},
+			"delta": obj{"stop_reason": stop, "stop_sequence": anthropicStopSequence(r)},
 			"usage": obj{"output_tokens": r.usage.completion()},
 		}),
 		jsonEvent("message_stop", obj{"type": "message_stop"}))

@@ -36,6 +36,8 @@ type convo struct {
 	// part, a reasoning summary) rather than only counting it.
 	reasoning     int
 	showReasoning bool
+	// stop are the request's stop sequences.
+	stop []string
 	// cached marks an Anthropic request with cache_control breakpoints;
 	// prefix identifies the prompt up to the last one.
 	cached bool
@@ -102,7 +104,9 @@ type reply struct {
 	calls  []toolCall
 	// truncated: the output limit cut the text.
 	truncated bool
-	usage     tally
+	// stopSequence is the stop sequence that ended the text, if one did.
+	stopSequence string
+	usage        tally
 }
 
 // text is the answer's whole text.
@@ -154,8 +158,56 @@ func (c *call) plan(cv *convo, callPrefix string) reply {
 			r.pieces, r.truncated = r.pieces[:visible], true
 		}
 	}
+	r.pieces, r.stopSequence = cutAtStop(r.pieces, cv.stop)
+	if r.stopSequence != "" {
+		r.truncated = false
+	}
 	r.usage.output += len(r.pieces)
 	return r
+}
+
+// cutAtStop ends the text before the first of stops it contains, as a
+// model stops when it would write a stop sequence; it returns the pieces
+// left and the sequence that matched ("" for none).
+func cutAtStop(ps []string, stops []string) ([]string, string) {
+	if len(stops) == 0 {
+		return ps, ""
+	}
+	text := strings.Join(ps, "")
+	at, seq := len(text), ""
+	for _, s := range stops {
+		if i := strings.Index(text, s); s != "" && i >= 0 && i < at {
+			at, seq = i, s
+		}
+	}
+	if seq == "" {
+		return ps, ""
+	}
+	out := ps[:0:0]
+	n := 0
+	for _, p := range ps {
+		if n+len(p) > at {
+			if rest := p[:at-n]; rest != "" {
+				out = append(out, rest)
+			}
+			break
+		}
+		out = append(out, p)
+		n += len(p)
+	}
+	return out, seq
+}
+
+// stopSequences reads a stop parameter: a string or an array of strings.
+func stopSequences(v gjson.Result) []string {
+	if v.Type == gjson.String {
+		return []string{v.Str}
+	}
+	var out []string
+	for _, s := range v.Array() {
+		out = append(out, s.String())
+	}
+	return out
 }
 
 // thinkingSalt keys the reasoning words apart from the answer's.

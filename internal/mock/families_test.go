@@ -39,6 +39,7 @@ type scenario struct {
 	reasoning bool
 	pad       int // bytes of system prompt
 	maxTokens int
+	stop      []string // stop sequences (the Responses API has none)
 }
 
 const toolAnswer = "Sunny, 21°C"
@@ -103,6 +104,9 @@ func (sc scenario) chat(m map[string]any) {
 	if sc.maxTokens > 0 {
 		m["max_tokens"] = sc.maxTokens
 	}
+	if sc.stop != nil {
+		m["stop"] = sc.stop
+	}
 }
 
 func (sc scenario) responses(m map[string]any) {
@@ -153,6 +157,9 @@ func (sc scenario) messages(m map[string]any) {
 	}
 	if sc.pad > 0 {
 		m["system"] = strings.Repeat("x", sc.pad)
+	}
+	if sc.stop != nil {
+		m["stop_sequences"] = sc.stop
 	}
 	content := []any{map[string]any{"type": "text", "text": sc.user}}
 	if sc.imageData != "" {
@@ -225,6 +232,9 @@ func (sc scenario) gemini(m map[string]any) {
 	}
 	if sc.maxTokens > 0 {
 		gc["maxOutputTokens"] = sc.maxTokens
+	}
+	if sc.stop != nil {
+		gc["stopSequences"] = sc.stop
 	}
 	if len(gc) > 0 {
 		m["generationConfig"] = gc
@@ -315,6 +325,18 @@ func TestFamiliesAnswer(t *testing.T) {
 		{"long prompt is cached", scenario{user: "Summarise", pad: 8000}, func(t *testing.T, f string, a answer) {
 			if a.usage.in < cacheMinTokens || a.usage.cacheRead != int64(cachedPart(int(a.usage.in))) || a.usage.cacheRead%64 != 0 || a.usage.cacheWrite != 0 {
 				t.Errorf("usage = %+v, want half the prompt read from the cache", a.usage)
+			}
+		}},
+		{"stop sequence", scenario{user: "Weather in Paris?", tools: both, toolRound: true, stop: []string{"21", ","}}, func(t *testing.T, f string, a answer) {
+			want, stop, seq := "The tool returned: Sunny", "end", ""
+			switch f {
+			case "responses":
+				want = "The tool returned: " + toolAnswer
+			case "messages":
+				stop, seq = "stop_sequence", ","
+			}
+			if a.text != want || a.stop != stop || a.stopSequence != seq || a.usage.out != int64(len(splitPieces(want))) {
+				t.Errorf("answer = %+v, want %q stopped by %q", a, want, seq)
 			}
 		}},
 		{"max tokens", scenario{user: "Be brief", maxTokens: 3}, func(t *testing.T, f string, a answer) {

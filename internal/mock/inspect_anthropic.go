@@ -57,6 +57,7 @@ func (c *call) inspectMessages() (*convo, *apiError) {
 	if in.breakpoints > 0 {
 		in.cv.cached, in.cv.prefix = true, in.prefixKey(c.model, c.body, msgs)
 	}
+	in.cv.stop = stopSequences(gjson.GetBytes(c.body, "stop_sequences"))
 	return in.cv, nil
 }
 

@@ -57,18 +57,26 @@ func (c *call) inspectGemini() (*convo, *apiError) {
 		}
 	}
 	geminiLastTurn(cv, contents[len(contents)-1])
-	tc := gjson.GetBytes(c.body, "generationConfig.thinkingConfig")
-	if tc.Get("includeThoughts").Bool() {
-		budget := tc.Get("thinkingBudget")
-		switch {
-		case !budget.Exists() || budget.Int() < 0:
-			cv.reasoning = defaultReasoning
-		case budget.Int() > 0:
-			cv.reasoning = min(defaultReasoning, int(budget.Int()))
-		}
-		cv.showReasoning = true
-	}
+	geminiThinking(cv, gjson.GetBytes(c.body, "generationConfig.thinkingConfig"))
+	cv.stop = stopSequences(gjson.GetBytes(c.body, "generationConfig.stopSequences"))
 	return cv, nil
+}
+
+// geminiThinking reads thinkingConfig: the model thinks when it asks for
+// thoughts or sets a thinking budget, unless the budget is 0 (off); the
+// thoughts are shown with includeThoughts, else only counted.
+func geminiThinking(cv *convo, tc gjson.Result) {
+	include := tc.Get("includeThoughts").Bool()
+	budget := tc.Get("thinkingBudget")
+	switch {
+	case budget.Exists() && budget.Int() == 0, !include && !budget.Exists():
+		return
+	case budget.Int() > 0:
+		cv.reasoning = min(defaultReasoning, int(budget.Int()))
+	default:
+		cv.reasoning = defaultReasoning
+	}
+	cv.showReasoning = include
 }
 
 // answersCalls checks that a turn's function responses answer the

@@ -69,6 +69,7 @@ func (c *call) inspectChat() (*convo, *apiError) {
 			cv.userTurn, cv.userText = true, partsText(list[n-1].Get("content"), "text")
 		}
 	}
+	cv.stop = stopSequences(gjson.GetBytes(c.body, "stop"))
 	if e := gjson.GetBytes(c.body, "reasoning_effort"); e.Exists() && e.Type != gjson.Null {
 		tokens, err := effort(e, "reasoning_effort")
 		if err != nil {

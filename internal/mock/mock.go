@@ -28,7 +28,8 @@
 // (image/png, 68 bytes)."; any other gets CompletionTokens words drawn from
 // a RNG seeded by Options.Seed and the request's model and prompt.
 // Reasoning (Anthropic thinking, OpenAI reasoning effort, Gemini thoughts)
-// comes first where the family shows it, and usage reports it. Prompt
+// comes first where the family shows it, and usage reports it. The text
+// ends before the first stop sequence it contains. Prompt
 // tokens are the body's bytes / 4; a prompt of 1024 tokens or more, or an
 // Anthropic prompt with cache_control, reports half of it (rounded down to
 // a multiple of 64) as cached, Anthropic's first request of a prefix as a

@@ -108,6 +108,21 @@ func TestGeminiSDK(t *testing.T) {
 					t.Errorf("parts %+v usage %+v", r.Candidates[0].Content.Parts, r.UsageMetadata)
 				}
 			}},
+		{"thinking budget without thoughts", text("Think"), &genai.GenerateContentConfig{ThinkingConfig: &genai.ThinkingConfig{ThinkingBudget: genai.Ptr[int32](512)}},
+			func(t *testing.T, r *genai.GenerateContentResponse) {
+				if r.Candidates[0].Content.Parts[0].Thought || r.UsageMetadata.ThoughtsTokenCount != defaultReasoning {
+					t.Errorf("parts %+v usage %+v", r.Candidates[0].Content.Parts, r.UsageMetadata)
+				}
+			}},
+		{"stop sequence", []*genai.Content{
+			genai.NewContentFromText("Weather in Paris?", genai.RoleUser),
+			genai.NewContentFromParts([]*genai.Part{genai.NewPartFromFunctionCall("get_weather", weatherArgs)}, genai.RoleModel),
+			genai.NewContentFromParts([]*genai.Part{genai.NewPartFromFunctionResponse("get_weather", map[string]any{"output": toolAnswer})}, genai.RoleUser),
+		}, &genai.GenerateContentConfig{Tools: tools, StopSequences: []string{"Sunny"}}, func(t *testing.T, r *genai.GenerateContentResponse) {
+			if r.Text() != "The tool returned: " || r.Candidates[0].FinishReason != genai.FinishReasonStop {
+				t.Errorf("text %q finish %q", r.Text(), r.Candidates[0].FinishReason)
+			}
+		}},
 		{"cached prompt", text("Hi"), &genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText(longPrompt, genai.RoleUser)},
 			func(t *testing.T, r *genai.GenerateContentResponse) {
 				u := r.UsageMetadata

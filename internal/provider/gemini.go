@@ -30,6 +30,7 @@ var (
 	_ Endpoint = (*geminiEndpoint)(nil)
 )
 
+// Name is "gemini".
 func (Gemini) Name() string { return NameGemini }
 
 // Check requires api_key, and a base_url that is an absolute http(s) URL
@@ -44,6 +45,8 @@ func (Gemini) Check(u Upstream) []Problem {
 	return ps
 }
 
+// New returns the endpoint of u, on DefaultGeminiBaseURL when u sets no
+// base_url.
 func (Gemini) New(u Upstream) Endpoint {
 	base := u.BaseURL
 	if base == "" {
@@ -58,7 +61,7 @@ type geminiEndpoint struct {
 	extra map[string]string
 }
 
-func (e *geminiEndpoint) Family() codec.Family { return codec.FamilyGemini }
+func (e *geminiEndpoint) Family(string) codec.Family { return codec.FamilyGemini }
 
 // OpenStreamEnd is false: a Gemini stream is complete once a chunk carried
 // a finishReason (the codec watches for it), cut otherwise.

@@ -63,8 +63,8 @@ func TestGeminiRequests(t *testing.T) {
 			if body, _ := io.ReadAll(req.Body); string(body) != `{"contents":[]}` {
 				t.Errorf("body = %s", body)
 			}
-			if ep.Family() != codec.FamilyGemini || ep.OpenStreamEnd() {
-				t.Errorf("family %v open end %v", ep.Family(), ep.OpenStreamEnd())
+			if ep.Family("") != codec.FamilyGemini || ep.OpenStreamEnd() {
+				t.Errorf("family %v open end %v", ep.Family(""), ep.OpenStreamEnd())
 			}
 		})
 	}

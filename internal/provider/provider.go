@@ -8,6 +8,7 @@ package provider
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"slices"
 
@@ -36,6 +37,9 @@ type Upstream struct {
 	APIVersion string
 	// Headers are extra headers sent with every request.
 	Headers map[string]string
+	// Bedrock and Vertex are those providers' own settings; nil for others.
+	Bedrock *BedrockSettings
+	Vertex  *VertexSettings
 }
 
 // Problem is one invalid provider-specific setting.
@@ -60,8 +64,10 @@ type Provider interface {
 // Endpoint is one configured upstream as its adapter addresses it. It is
 // safe for concurrent use; the proxy calls it on the hot path.
 type Endpoint interface {
-	// Family is the wire family the upstream speaks.
-	Family() codec.Family
+	// Family is the wire family the upstream speaks for model (its own
+	// name for it, after model_map): Vertex serves Gemini models in
+	// Gemini's protocol and Anthropic's in Anthropic's.
+	Family(model string) codec.Family
 	// NewRequest builds the request of operation op (codec.Codec.Op) for
 	// the upstream's model name with body, whose headers start as h (the
 	// client's headers the gateway forwards). It places the model where the
@@ -138,4 +144,15 @@ func ClassifyStatus(status int) outcome.Class {
 		return outcome.ServerError
 	}
 	return outcome.ClientError
+}
+
+// Framer is an Endpoint whose streams are not server-sent events (Bedrock's
+// binary AWS event-stream). The proxy reads a streamed answer through
+// Events when it returns non-nil, else as SSE.
+type Framer interface {
+	// Events returns the events of a streamed answer whose headers are h,
+	// or nil when h does not announce the provider's stream framing. Each
+	// Event carries the frame's event type as Name and its payload as Data
+	// (Raw may be empty: such events are only ever translated).
+	Events(h http.Header, body io.Reader) codec.EventStream
 }

@@ -58,8 +58,8 @@ func TestBuiltinRequests(t *testing.T) {
 					t.Errorf("header %s = %q, want %q", k, got, v)
 				}
 			}
-			if ep.Family() != tc.family || ep.OpenStreamEnd() != tc.openEnd {
-				t.Errorf("family %v open end %v", ep.Family(), ep.OpenStreamEnd())
+			if ep.Family("") != tc.family || ep.OpenStreamEnd() != tc.openEnd {
+				t.Errorf("family %v open end %v", ep.Family(""), ep.OpenStreamEnd())
 			}
 			probe, err := ep.ProbeRequest(context.Background(), "models", tc.model)
 			if err != nil || probe.Method != http.MethodGet {

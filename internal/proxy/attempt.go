@@ -17,6 +17,7 @@ import (
 	"switchyard/internal/config"
 	"switchyard/internal/metrics"
 	"switchyard/internal/outcome"
+	"switchyard/internal/provider"
 )
 
 // started is an attempt that reached its first byte and may be committed:
@@ -31,7 +32,7 @@ type started struct {
 	sent      time.Time     // when the request went out
 	headers   time.Duration // until the response headers
 	body      []byte        // a whole answer
-	events    *codec.EventReader
+	events    codec.EventStream
 	first     *codec.Event // a stream's first event, valid until events is read again
 	cancel    context.CancelCauseFunc
 	firstByte clock.Timer
@@ -64,10 +65,10 @@ func (st *started) close() {
 // that failed before it: such an attempt wrote nothing and fails over.
 func (x *exchange) start(ctx context.Context, up *upstream, rs config.RouteSettings, model string, body []byte) (*started, outcome.Outcome) {
 	upModel := up.upstreamModel(model)
-	wire := x.wire(up)
+	wire := x.wire(up, model)
 	var err error
 	if wire == nil {
-		body, err = x.codec.Encode(body, modelChange(model, upModel), up.ep.Family())
+		body, err = x.codec.Encode(body, modelChange(model, upModel), up.family(model))
 	} else {
 		body, err = x.encodeFor(wire, rs, upModel)
 	}
@@ -125,8 +126,10 @@ func (x *exchange) send(actx context.Context, st *started, upModel string, body 
 		return x.answerFailure(st)
 	}
 	st.class = outcome.Success
-	if x.stream && isEventStream(resp.Header) {
-		return x.firstEvent(actx, st)
+	if x.stream {
+		if st.events = eventsOf(up, resp); st.events != nil {
+			return x.firstEvent(actx, st)
+		}
 	}
 	// A whole answer's first byte is its headers: from here only the
 	// request's own timeout bounds reading it.
@@ -195,7 +198,6 @@ func (x *exchange) readWhole(actx context.Context, st *started) outcome.Outcome 
 // firstEvent waits for a stream's first event and checks that it can start
 // the client's stream.
 func (x *exchange) firstEvent(actx context.Context, st *started) outcome.Outcome {
-	st.events = codec.NewEventReader(st.resp.Body)
 	ev, err := st.events.Next()
 	if err != nil {
 		return x.streamFailure(actx, err, "stream ended before its first event")
@@ -265,6 +267,21 @@ func limitLabel(t string) string {
 		return metrics.LimitUnknown
 	}
 	return t
+}
+
+// eventsOf returns the events of a streamed answer: in the framing of up's
+// provider when it has its own (provider.Framer), else SSE; nil when resp
+// is not a stream.
+func eventsOf(up *upstream, resp *http.Response) codec.EventStream {
+	if f, ok := up.ep.(provider.Framer); ok {
+		if es := f.Events(resp.Header, resp.Body); es != nil {
+			return es
+		}
+	}
+	if isEventStream(resp.Header) {
+		return codec.NewEventReader(resp.Body)
+	}
+	return nil
 }
 
 func isEventStream(h http.Header) bool {

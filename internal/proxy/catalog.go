@@ -237,7 +237,7 @@ func (k *clientKey) reaches(name string) bool {
 func (c *Catalog) candidates(model string, k *clientKey, f codec.Family, anyFamily bool) []*upstream {
 	var out []*upstream
 	for _, u := range c.upstreams {
-		if (anyFamily || u.ep.Family() == f) && k.reaches(u.cfg.Name) && config.MatchAny(u.cfg.Models, model) {
+		if (anyFamily || u.family(model) == f) && k.reaches(u.cfg.Name) && config.MatchAny(u.cfg.Models, model) {
 			out = append(out, u)
 		}
 	}
@@ -284,6 +284,9 @@ func (u *upstream) upstreamModel(m string) string {
 	}
 	return m
 }
+
+// family is the wire family u speaks for client model m.
+func (u *upstream) family(m string) codec.Family { return u.ep.Family(u.upstreamModel(m)) }
 
 // balancer returns the balancer of c's route for r's pattern when its
 // strategy is r's, nil otherwise (and for a nil c).

@@ -111,7 +111,7 @@ func (x *exchange) tryModel(ctx context.Context, model string, fallback bool) bo
 func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*upstream, bodyLen int64) (balancer.Plan, time.Duration) {
 	cands, wait := x.s.snapshot(ups, x.est)
 	if x.tr.client != nil {
-		x.markCompatible(cands, ups)
+		x.markCompatible(cands, ups, model)
 	}
 	req := balancer.Request{
 		RequestID: x.log.ID, Model: model, Key: x.key.cfg.Name, Stream: x.stream, K: 1 + rt.cfg.Retries,
@@ -250,6 +250,16 @@ func (x *exchange) exhausted() error {
 		return e
 	}
 	return newError(ErrNoUpstream, fmt.Sprintf("all %d upstream attempts failed%s", t.attempts, t.summary()))
+}
+
+// noted reports whether a failure of upstream name is recorded already.
+func (t *tally) noted(name string) bool {
+	for _, f := range t.failures {
+		if f.upstream == name {
+			return true
+		}
+	}
+	return false
 }
 
 // allRateLimited reports whether every failure was an upstream's 429.

@@ -52,26 +52,27 @@ func translates(c codec.Codec, rs config.RouteSettings) codec.Translator {
 	return t
 }
 
-// wire returns the protocol an attempt on up speaks: nil when it is the
-// client's own (passthrough), else the protocol the request is translated
-// into.
-func (x *exchange) wire(up *upstream) codec.Translator {
-	if up.ep.Family() == x.codec.Family() {
+// wire returns the protocol an attempt on up for model speaks: nil when it
+// is the client's own (passthrough), else the protocol the request is
+// translated into.
+func (x *exchange) wire(up *upstream, model string) codec.Translator {
+	f := up.family(model)
+	if f == x.codec.Family() {
 		return nil
 	}
-	return codec.ForFamily(up.ep.Family())
+	return codec.ForFamily(f)
 }
 
 // markCompatible fills each candidate's Translate and Incompatible fields
 // (DESIGN.md §9): a candidate of another family is incompatible when the
 // request uses something its protocol cannot express, or cannot be
 // translated at all.
-func (x *exchange) markCompatible(cands []balancer.Candidate, ups []*upstream) {
+func (x *exchange) markCompatible(cands []balancer.Candidate, ups []*upstream, model string) {
 	for i, up := range ups {
-		target := x.wire(up)
+		target := x.wire(up, model)
 		if target == nil {
-			if up.ep.Family() != x.codec.Family() {
-				cands[i].Incompatible = "protocol " + up.ep.Family().String()
+			if f := up.family(model); f != x.codec.Family() {
+				cands[i].Incompatible = "protocol " + f.String()
 			}
 			continue
 		}
@@ -87,20 +88,27 @@ func (x *exchange) markCompatible(cands []balancer.Candidate, ups []*upstream) {
 	}
 }
 
-// noteIncompatible remembers, for a plan that left nothing to try, the
-// feature that filtered its candidates, when every one was filtered so.
+// noteIncompatible records, for a plan that left nothing to try, its
+// incompatible candidates among the reasons the client's error lists, and
+// the feature that filtered them all when every one was filtered so.
 func (x *exchange) noteIncompatible(d *balancer.Decision) {
-	feature := ""
+	feature, all := "", true
 	for i := range d.Candidates {
 		r := &d.Candidates[i]
 		if r.Filter != balancer.FilterIncompatible {
-			return
+			all = false
+			continue
 		}
 		if feature == "" {
 			feature = r.Detail
 		}
+		if !x.tally.noted(r.Name) {
+			x.tally.failures = append(x.tally.failures, failure{upstream: r.Name, detail: r.ReasonText(), class: outcome.Canceled})
+		}
 	}
-	x.tr.incompatible = feature
+	if all {
+		x.tr.incompatible = feature
+	}
 }
 
 // incompatibleError is the 400 for a request no candidate can express.
