@@ -162,7 +162,7 @@ func (anthropic) EncodeResponse(r *Response) []byte {
 	b = append(b, `,"stop_sequence":`...)
 	b = wireStringOrNull(b, r.StopSequence)
 	b = append(b, `,"usage":`...)
-	b = appendAnthropicUsage(b, r.Usage, true)
+	b = appendAnthropicUsage(b, r.Usage)
 	return append(b, '}')
 }
 
@@ -195,18 +195,16 @@ func appendAnthropicAnswerPart(b []byte, p *Part) []byte {
 
 // appendAnthropicUsage writes a usage object: input_tokens without the
 // cache's tokens (never negative), the cache's reads and writes, and
-// output_tokens when withOutput.
-func appendAnthropicUsage(b []byte, u Usage, withOutput bool) []byte {
+// output_tokens.
+func appendAnthropicUsage(b []byte, u Usage) []byte {
 	b = append(b, `{"input_tokens":`...)
 	b = wireInt(b, max(u.Input-u.CacheRead-u.CacheWrite, 0))
 	b = append(b, `,"cache_creation_input_tokens":`...)
 	b = wireInt(b, u.CacheWrite)
 	b = append(b, `,"cache_read_input_tokens":`...)
 	b = wireInt(b, u.CacheRead)
-	if withOutput {
-		b = append(b, `,"output_tokens":`...)
-		b = wireInt(b, u.Output)
-	}
+	b = append(b, `,"output_tokens":`...)
+	b = wireInt(b, u.Output)
 	return append(b, '}')
 }
 

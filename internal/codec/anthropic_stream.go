@@ -203,16 +203,6 @@ func (d *anthropicStreamDecoder) messageDelta(s string, out []Chunk) []Chunk {
 	return append(out, Chunk{Type: ChunkUsage, Usage: d.usage})
 }
 
-// gjEmptyObject reports whether the object v has no member.
-func gjEmptyObject(v gjson.Result) bool {
-	empty := true
-	v.ForEach(func(_, _ gjson.Result) bool {
-		empty = false
-		return false
-	})
-	return empty
-}
-
 // anthropicStreamEncoder writes canonical chunks as Anthropic's events.
 // It numbers blocks itself, from 0, and skips blocks Anthropic cannot
 // show (images); after message_stop or an error it writes nothing.
@@ -261,7 +251,7 @@ func (e *anthropicStreamEncoder) Encode(c *Chunk, out []byte) []byte {
 		out = append(out, `,"stop_sequence":`...)
 		out = wireStringOrNull(out, c.StopSequence)
 		out = append(out, `},"usage":`...)
-		out = appendAnthropicUsage(out, e.usage, true)
+		out = appendAnthropicUsage(out, e.usage)
 		out = append(out, "}\n\n"...)
 		out = anthropicEventStart(out, "message_stop")
 		out = append(out, `{"type":"message_stop"}`+"\n\n"...)
@@ -288,7 +278,7 @@ func (e *anthropicStreamEncoder) messageStart(c *Chunk, out []byte) []byte {
 	out = append(out, `,"type":"message","role":"assistant","model":`...)
 	out = wireString(out, c.Model)
 	out = append(out, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":`...)
-	out = appendAnthropicUsage(out, c.Usage, true)
+	out = appendAnthropicUsage(out, c.Usage)
 	return append(out, "}}\n\n"...)
 }
 
