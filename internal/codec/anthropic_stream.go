@@ -8,7 +8,7 @@ import (
 )
 
 // NewStreamDecoder follows an Anthropic Messages stream.
-func (anthropic) NewStreamDecoder() StreamDecoder { return &anthropicStreamDecoder{skipped: -1} }
+func (anthropic) NewStreamDecoder() StreamDecoder { return &anthropicStreamDecoder{} }
 
 // NewStreamEncoder writes an Anthropic Messages stream.
 func (anthropic) NewStreamEncoder(*Request) StreamEncoder { return &anthropicStreamEncoder{} }
@@ -31,8 +31,6 @@ type anthropicStreamDecoder struct {
 	open     bool
 	upstream int64
 	kind     PartKind
-	// skipped is the upstream index of a block being skipped, or -1.
-	skipped int64
 	// toolInput is a tool_use's input given whole in content_block_start,
 	// sent as one delta at its stop when no delta came (toolDeltas).
 	toolInput  string
@@ -126,8 +124,7 @@ func (d *anthropicStreamDecoder) blockStart(s string, out []Chunk) []Chunk {
 		p.Kind, initial = PartThinking, cb.Get("thinking").Str
 	case "redacted_thinking":
 		p.Kind, p.Data = PartRedactedThinking, cb.Get("data").Str
-	default: // server tools' blocks
-		d.skipped = idx
+	default: // server tools' blocks: no block is open, so their deltas and stop are dropped
 		return out
 	}
 	d.open, d.upstream, d.kind = true, idx, p.Kind
