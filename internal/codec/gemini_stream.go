@@ -83,8 +83,9 @@ func (d *geminiStreamDecoder) Decode(ev *Event, out []Chunk) ([]Chunk, error) {
 	return append(out, Chunk{Type: ChunkEnd, StopReason: geminiStop(finish, d.calls > 0), Usage: d.usage}), nil
 }
 
-// geminiChunk holds the fields of one streamed GenerateContentResponse
-// the decoder reads, found in one pass over each object.
+// geminiChunk holds the fields the decoders read of a
+// GenerateContentResponse (a whole answer or a streamed chunk), found in
+// one pass over each object.
 type geminiChunk struct {
 	err, usage, id, model, feedback gjson.Result
 	// candidate: the chunk has a first candidate, whose parts and
