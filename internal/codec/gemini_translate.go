@@ -142,8 +142,18 @@ func (d *geminiRequestDecoder) content(i int, v gjson.Result) error {
 	if !v.IsObject() {
 		return fmt.Errorf("contents[%d]: must be an object", i)
 	}
+	var role, parts gjson.Result
+	v.ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "role":
+			role = f
+		case "parts":
+			parts = f
+		}
+		return true
+	})
 	var m Message
-	switch v.Get("role").Str {
+	switch role.Str {
 	case "", "user", "function": // "function": the older API's turn of function responses
 		m.Role = RoleUser
 	case "model":
@@ -151,7 +161,6 @@ func (d *geminiRequestDecoder) content(i int, v gjson.Result) error {
 	default:
 		return fmt.Errorf(`contents[%d].role: must be "user" or "model"`, i)
 	}
-	parts := v.Get("parts")
 	if !parts.IsArray() {
 		return fmt.Errorf("contents[%d].parts: must be an array", i)
 	}
