@@ -145,7 +145,7 @@ func (gemini) EncodeResponse(r *Response) []byte {
 		default:
 			continue
 		}
-		if !isBase64(p.Signature) {
+		if !looksBase64(p.Signature) {
 			p.Signature = ""
 		}
 		if comma {
@@ -194,8 +194,8 @@ func appendGeminiIdentity(b []byte, id, model string) []byte {
 	return append(b, '}')
 }
 
-// isBase64 reports whether s is standard or URL-safe base64 (empty is).
-func isBase64(s string) bool {
+// looksBase64 reports whether s is standard or URL-safe base64 (empty is).
+func looksBase64(s string) bool {
 	if len(s)%4 != 0 {
 		return false
 	}

@@ -283,7 +283,7 @@ func (e *geminiStreamEncoder) delta(c *Chunk, out []byte) []byte {
 		e.args = append(e.args, c.Text...)
 		return out
 	case e.kind == PartThinking && c.Signature:
-		if !isBase64(c.Text) {
+		if !looksBase64(c.Text) {
 			return out
 		}
 		out = e.chunkStart(out)
@@ -327,7 +327,7 @@ func (e *geminiStreamEncoder) flushCall(out []byte) []byte {
 		args = append(args[:0], '{', '}')
 	}
 	e.call.Arguments = args
-	if !isBase64(e.call.Signature) {
+	if !looksBase64(e.call.Signature) {
 		e.call.Signature = ""
 	}
 	out = append(out, `data: {"candidates":[{"content":{"role":"model","parts":[`...)
