@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -199,10 +200,10 @@ func looksBase64(s string) bool {
 	if len(s)%4 != 0 {
 		return false
 	}
+	s = strings.TrimSuffix(strings.TrimSuffix(s, "="), "=")
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		ok := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' ||
-			c == '+' || c == '/' || c == '-' || c == '_' || (c == '=' && i >= len(s)-2)
+		ok := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
 		if !ok {
 			return false
 		}
