@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Load benchmark of issue 8: direct to the mock, through a bare Go reverse
-# proxy (the floor), and through Switchyard with its default configuration.
+# proxy (the floor), and through Switchyard with its default configuration;
+# the streaming case also runs from an Anthropic client through Switchyard's
+# translation to the same OpenAI mock (switchyard-translated).
 #
 #   bench/run.sh                 10 s per run after a 2 s warm-up (≈ 4 min)
 #   DURATION=2s bench/run.sh     a smoke run
@@ -94,7 +96,7 @@ bench() {
 	case $target in
 	direct) url=$MOCK_URL pid=$MOCK_PID ;;
 	barehop) url=$BARE_URL pid=$BARE_PID ;;
-	switchyard) url=$SY_URL pid=$SY_PID ;;
+	switchyard | switchyard-translated) url=$SY_URL pid=$SY_PID ;;
 	esac
 	"$TMP/load" -target "$target" -url "$url" -key "$KEY" -pid "$pid" \
 		-duration "$DURATION" -warmup "$WARMUP" "$@" | tee -a "$RESULTS" >&2
@@ -109,6 +111,8 @@ for round in $(seq "$REPEAT"); do
 	done
 	for target in direct barehop switchyard; do bench "$target" -mode max -concurrency "$CONCURRENCY"; done
 	for target in direct barehop switchyard; do bench "$target" -mode stream -concurrency "$STREAMS"; done
+	# The same streams from an Anthropic client, translated to the OpenAI mock.
+	bench switchyard-translated -mode stream -concurrency "$STREAMS" -protocol anthropic
 done
 
 {

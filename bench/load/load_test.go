@@ -23,19 +23,21 @@ func TestRunAgainstMock(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		mode string
-		rate int
+		mode     string
+		rate     int
+		protocol string
 	}{
 		{mode: record.ModeSerial},
 		{mode: record.ModeRate, rate: 200},
 		{mode: record.ModeMax},
 		{mode: record.ModeStream},
+		{mode: record.ModeStream, protocol: "anthropic"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.mode, func(t *testing.T) {
+		t.Run(tt.mode+"/"+tt.protocol, func(t *testing.T) {
 			var out bytes.Buffer
 			c := config{
-				target: "direct", mode: tt.mode, url: url, key: "sk-test", model: "gpt-4o",
+				target: "direct", mode: tt.mode, url: url, key: "sk-test", model: "gpt-4o", protocol: tt.protocol,
 				rate: tt.rate, concurrency: 4, duration: 200 * time.Millisecond, warmup: 50 * time.Millisecond,
 			}
 			if err := run(ctx, c, &out); err != nil {

@@ -36,6 +36,7 @@ type config struct {
 	url         string
 	key         string
 	model       string
+	protocol    string
 	rate        int
 	concurrency int
 	duration    time.Duration
@@ -50,6 +51,7 @@ func main() {
 	flag.StringVar(&c.url, "url", "", "base URL of the target, such as http://127.0.0.1:9001 (required)")
 	flag.StringVar(&c.key, "key", "sk-bench", "bearer token sent with every request")
 	flag.StringVar(&c.model, "model", "gpt-4o", "model of the chat requests")
+	flag.StringVar(&c.protocol, "protocol", "openai", "client protocol: openai (POST /v1/chat/completions) or anthropic (POST /v1/messages)")
 	flag.IntVar(&c.rate, "rate", 1000, "rate mode: requests per second")
 	flag.IntVar(&c.concurrency, "concurrency", 64, "max and stream modes: concurrent workers")
 	flag.DurationVar(&c.duration, "duration", 10*time.Second, "measured time")
@@ -60,6 +62,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
+}
+
+// messagesBody is chatBody's request in Anthropic's Messages protocol.
+func messagesBody(model string, stream bool) []byte {
+	s := `{"model":"` + model + `","max_tokens":256,"system":"You are terse.","messages":[{"role":"user","content":"Say hello to the benchmark."}]`
+	if stream {
+		s += `,"stream":true`
+	}
+	return []byte(s + "}")
 }
 
 // chatBody is a JSON chat request (the one of internal/gateway's proxy
@@ -84,6 +95,15 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	}
 	stream := c.mode == record.ModeStream
 	body := chatBody(c.model, stream)
+	switch c.protocol {
+	case "", "openai":
+	case "anthropic":
+		url = strings.TrimSuffix(c.url, "/") + "/v1/messages"
+		header = http.Header{"X-Api-Key": {c.key}, "Anthropic-Version": {"2023-06-01"}, "Content-Type": {"application/json"}}
+		body = messagesBody(c.model, stream)
+	default:
+		return fmt.Errorf("unknown -protocol %q: want openai or anthropic", c.protocol)
+	}
 	if err := check(ctx, client, url, header, body); err != nil {
 		return err
 	}

@@ -97,6 +97,20 @@ func evaluate(s *set, l limits) []check {
 	}
 	out = append(out, ck)
 
+	if c, ok := caseOf(s, record.ModeStream); ok {
+		if x, found := s.get(c, switchyardTranslated); found {
+			ck = check{name: "added TTFT p50 of translation vs passthrough", limit: fmt.Sprintf("≤ %.0f ms", l.ttftMs)}
+			if y, why := one(s, c, switchyard); why != "" {
+				ck.measured = why
+			} else {
+				added := x.TTFTP50Ms - y.TTFTP50Ms
+				ck.measured = fmt.Sprintf("%.3f − %.3f = %+.3f ms", x.TTFTP50Ms, y.TTFTP50Ms, added)
+				ck.pass = added <= l.ttftMs+eps
+			}
+			out = append(out, ck)
+		}
+	}
+
 	ck = check{name: "peak RSS over all runs", limit: fmt.Sprintf("< %.0f MB", l.rssMB)}
 	peak, n := 0.0, 0
 	for _, c := range s.cases {

@@ -13,6 +13,9 @@ const (
 	direct     = "direct"
 	barehop    = "barehop"
 	switchyard = "switchyard"
+	// switchyardTranslated is Switchyard serving an Anthropic client from
+	// the OpenAI mock, through translation (stream case only).
+	switchyardTranslated = "switchyard-translated"
 )
 
 // set is the records by case and target, with the cases in the order they

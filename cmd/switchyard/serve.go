@@ -117,7 +117,9 @@ func printDemo(out interface{ Write([]byte) (int, error) }, addr, adminToken str
 	fmt.Fprintf(out, `
 Switchyard demo is serving on http://%[1]s
   client key: %[2]s
-  models:     %[3]s (3 mock upstreams, 2 tiers), %[4]s (Anthropic Messages API)
+  models:     %[3]s (3 mock upstreams, 2 tiers), %[4]s (Anthropic Messages API),
+              %[6]s (an Anthropic and an OpenAI-compatible upstream: any SDK, translated),
+              %[7]s (a Gemini and an OpenAI upstream; Gemini clients: /v1beta)
   dashboard:  http://%[1]s/admin/  (admin token: %[5]s)
   metrics:    http://%[1]s/metrics
 
@@ -126,8 +128,10 @@ Try it:
     -H 'Authorization: Bearer %[2]s' -H 'Content-Type: application/json' \
     -d '{"model":"%[3]s","messages":[{"role":"user","content":"Hello!"}]}'
 
+  ANTHROPIC_BASE_URL=http://%[1]s ANTHROPIC_API_KEY=%[2]s claude -p --model %[6]s 'Hello!'
+
 Press Ctrl-C to stop.
-`, addr, gateway.DemoKey, gateway.DemoOpenAIModel, gateway.DemoAnthropicModel, adminToken)
+`, addr, gateway.DemoKey, gateway.DemoOpenAIModel, gateway.DemoAnthropicModel, adminToken, gateway.DemoMixedModel, gateway.DemoGeminiModel)
 }
 
 // newLogger returns a JSON logger on stderr at level.

@@ -3,16 +3,55 @@ package admin
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"switchyard/internal/config"
+	"switchyard/internal/provider"
 )
 
 // The /upstreams endpoints.
 
-// upstreamView is u as the API shows it: the api_key replaced by its hint.
+// upstreamView is u as the API shows it: the api_key and the provider
+// settings' secrets (provider.SecretPaths) replaced by their hints.
 func upstreamView(u config.Upstream) (tree, error) {
 	u.APIKey = redactSecret(u.APIKey)
-	return toWire(u)
+	t, err := toWire(u)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range provider.SecretPaths {
+		if v, ok := getPath(t, p).(string); ok {
+			setPath(t, p, redactSecret(v))
+		}
+	}
+	return t, nil
+}
+
+// getPath returns the value at a dotted path of t, nil when absent.
+func getPath(t tree, path string) any {
+	var v any = t
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(tree)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+// setPath sets the value at a dotted path of t whose parent exists.
+func setPath(t tree, path string, v any) {
+	keys := strings.Split(path, ".")
+	m := t
+	for _, k := range keys[:len(keys)-1] {
+		next, ok := m[k].(tree)
+		if !ok {
+			return
+		}
+		m = next
+	}
+	m[keys[len(keys)-1]] = v
 }
 
 func (h *handler) listUpstreams(w http.ResponseWriter, r *http.Request) {
@@ -100,6 +139,24 @@ func (h *handler) deleteUpstream(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// keepSecrets restores, in merged, each provider secret of stored that the
+// request left out or sent back as its hint.
+func keepSecrets(merged, body tree, stored *config.Upstream) {
+	st, err := toWire(*stored)
+	if err != nil {
+		return
+	}
+	for _, p := range provider.SecretPaths {
+		old, ok := getPath(st, p).(string)
+		if !ok || old == "" {
+			continue
+		}
+		if given := getPath(body, p); given == nil || given == redactSecret(old) {
+			setPath(merged, p, old)
+		}
+	}
+}
+
 func (h *handler) writeUpstream(w http.ResponseWriter, r *http.Request, status int, u config.Upstream) {
 	v, err := upstreamView(u)
 	if err != nil {
@@ -132,6 +189,7 @@ func buildUpstream(base, body tree, stored *config.Upstream) (config.Upstream, e
 		if hint := redactSecret(stored.APIKey); !ok || (hint != "" && given == hint) {
 			merged["api_key"] = stored.APIKey
 		}
+		keepSecrets(merged, body, stored)
 	}
 	u, errs := fromWire[config.Upstream](merged)
 	if len(errs) == 0 {

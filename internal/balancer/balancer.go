@@ -124,7 +124,7 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate, now time.T
 	for j, i := range s.byTier {
 		c, r := &cands[i], &records[j]
 		r.Name, r.Weight, r.Priority = c.Name, c.Weight, c.Priority
-		r.InFlight, r.MaxConcurrency = c.InFlight, c.MaxConcurrency
+		r.InFlight, r.MaxConcurrency, r.Translate = c.InFlight, c.MaxConcurrency, c.Translate
 		filter(c, req.Exclude, b.keepRateLimited, r)
 		switch r.Filter {
 		case "":

@@ -339,6 +339,11 @@ func TestPlanTiersAndFilters(t *testing.T) {
 				}(),
 				func() Candidate { c := up("a4", 0, 1); c.RateLimited = true; return c }(),
 				func() Candidate {
+					c := up("a6", 0, 1)
+					c.Incompatible, c.BreakerOpen, c.Translate = "logprobs", true, "anthropic"
+					return c
+				}(),
+				func() Candidate {
 					c := up("a5", 0, 1)
 					c.RateLimited, c.RateLimitReason = true, "429 cooldown"
 					return full(c, true)
@@ -346,9 +351,9 @@ func TestPlanTiersAndFilters(t *testing.T) {
 			},
 			wantFilter: map[string]string{
 				"a1": FilterInactive, "a2": FilterBreakerOpen, "a3": FilterSpendExceeded,
-				"a4": FilterExcluded, "a5": FilterRateLimited,
+				"a4": FilterExcluded, "a5": FilterRateLimited, "a6": FilterIncompatible,
 			},
-			wantReason:       map[string]string{"a3": "spend quota exceeded: daily $5 used", "a5": "rate limited: 429 cooldown"},
+			wantReason:       map[string]string{"a3": "spend quota exceeded: daily $5 used", "a5": "rate limited: 429 cooldown", "a6": "incompatible: logprobs"},
 			adaptiveWaitable: []string{"a5"},
 			adaptiveFilter:   map[string]string{"a5": FilterWaitable},
 			adaptiveReason:   map[string]string{"a5": "in-flight 4 of max 4, queue enabled"},

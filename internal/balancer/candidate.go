@@ -74,6 +74,15 @@ type Candidate struct {
 	RateLimited bool
 	// RateLimitReason says which limit or until when, for the Decision.
 	RateLimitReason string
+	// Incompatible names what the request uses that this upstream's wire
+	// protocol cannot express ("n", "previous_response_id", …; DESIGN.md
+	// §9); "" when it can. It is filtered as FilterIncompatible.
+	Incompatible string
+	// Translate is the wire protocol the request is translated into for
+	// this upstream ("openai-chat", "anthropic", "gemini"), "" when it
+	// passes through in the client's own protocol; it is recorded in the
+	// Decision.
+	Translate string
 	// SlowStart is the effective-weight factor after a breaker closes, in
 	// (0,1]; 0 (and anything outside (0,1]) means 1.
 	SlowStart float64

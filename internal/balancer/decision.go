@@ -17,7 +17,7 @@ import (
 //
 //	{"request_id", "model", "key", "session", "stream", "strategy",
 //	 "tiers": [{"priority", "candidates": [{"name", "weight", "filter",
-//	   "reason", "scores": {…}, "rank"}]}],
+//	   "reason", "translate", "scores": {…}, "rank"}]}],
 //	 "order", "waitable", "chosen", "elapsed_ns", "at"}
 type Decision struct {
 	// RequestID, Model, Key, Session and Stream are copied from the Request.
@@ -120,6 +120,9 @@ func nonNil(s []string) []string {
 const (
 	// FilterInactive: the upstream is switched off.
 	FilterInactive = "inactive"
+	// FilterIncompatible: the request uses something the upstream's wire
+	// protocol cannot express (Detail names it).
+	FilterIncompatible = "incompatible"
 	// FilterBreakerOpen: the circuit breaker rejects traffic now.
 	FilterBreakerOpen = "breaker_open"
 	// FilterSpendExceeded: the upstream's spend quota is used up.
@@ -156,6 +159,9 @@ type CandidateRecord struct {
 	// slot limit at planning time.
 	InFlight       int64
 	MaxConcurrency int
+	// Translate is the protocol the request would be translated into for
+	// this candidate, "" for passthrough (Candidate.Translate).
+	Translate string
 	// Fallback means the candidate is rate limited but the strategy kept it,
 	// scored to sort last in its tier (adaptive), instead of Plan dropping it.
 	Fallback bool
@@ -174,6 +180,8 @@ func (r *CandidateRecord) ReasonText() string {
 	switch r.Filter {
 	case FilterInactive:
 		return "upstream inactive"
+	case FilterIncompatible:
+		return withDetail("incompatible", r.Detail)
 	case FilterBreakerOpen:
 		return withDetail("breaker open", r.Detail)
 	case FilterSpendExceeded:
@@ -207,18 +215,19 @@ func withDetail(what, detail string) string {
 
 // candidateRecordJSON is the wire form of a CandidateRecord.
 type candidateRecordJSON struct {
-	Name   string `json:"name"`
-	Weight int    `json:"weight"`
-	Filter string `json:"filter,omitempty"`
-	Reason string `json:"reason,omitempty"`
-	Scores Scores `json:"scores,omitzero"`
-	Rank   int    `json:"rank,omitempty"`
+	Name      string `json:"name"`
+	Weight    int    `json:"weight"`
+	Filter    string `json:"filter,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Translate string `json:"translate,omitempty"`
+	Scores    Scores `json:"scores,omitzero"`
+	Rank      int    `json:"rank,omitempty"`
 }
 
 // MarshalJSON encodes the record as {name, weight, filter, reason, scores,
 // rank}, with reason from ReasonText; empty fields are omitted.
 func (r CandidateRecord) MarshalJSON() ([]byte, error) {
 	return json.Marshal(candidateRecordJSON{
-		Name: r.Name, Weight: r.Weight, Filter: r.Filter, Reason: r.ReasonText(), Scores: r.Scores, Rank: r.Rank,
+		Name: r.Name, Weight: r.Weight, Filter: r.Filter, Reason: r.ReasonText(), Translate: r.Translate, Scores: r.Scores, Rank: r.Rank,
 	})
 }

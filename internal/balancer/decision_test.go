@@ -105,6 +105,7 @@ func TestReasonText(t *testing.T) {
 	}{
 		{name: "survivor", r: CandidateRecord{}, want: ""},
 		{name: "inactive", r: CandidateRecord{Filter: FilterInactive}, want: "upstream inactive"},
+		{name: "incompatible", r: CandidateRecord{Filter: FilterIncompatible, Detail: "n"}, want: "incompatible: n"},
 		{name: "breaker with detail", r: CandidateRecord{Filter: FilterBreakerOpen, Detail: "5 consecutive failures"}, want: "breaker open: 5 consecutive failures"},
 		{name: "breaker bare", r: CandidateRecord{Filter: FilterBreakerOpen}, want: "breaker open"},
 		{name: "spend", r: CandidateRecord{Filter: FilterSpendExceeded, Detail: "daily $5"}, want: "spend quota exceeded: daily $5"},

@@ -10,6 +10,8 @@ func filter(c *Candidate, exclude []string, keepRateLimited bool, r *CandidateRe
 	switch {
 	case !c.Active:
 		r.Filter = FilterInactive
+	case c.Incompatible != "":
+		r.Filter, r.Detail = FilterIncompatible, c.Incompatible
 	case c.BreakerOpen:
 		r.Filter, r.Detail = FilterBreakerOpen, c.BreakerReason
 	case c.SpendExceeded:

@@ -124,11 +124,15 @@ func (d *anthropicRequestDecoder) field(key string, v gjson.Result) error {
 		if u := v.Get("user_id"); u.Type == gjson.String {
 			r.User = u.Str
 		}
-	case "container", "mcp_servers", "output_format", "context_management":
+	case "container", "mcp_servers", "output_format":
 		r.Need(key, "anthropic")
 	}
-	// Anything else (service_tier, a top-level cache_control, speed, …)
-	// only tunes an Anthropic upstream and is dropped when translated.
+	// Anything else (service_tier, a top-level cache_control, speed,
+	// context_management, …) only tunes an Anthropic upstream and is
+	// dropped when translated: context_management lets Anthropic clear old
+	// tool results server-side (Claude Code sends it on every turn); without
+	// it the upstream sees the whole context, which changes cost, not the
+	// answer.
 	return nil
 }
 

@@ -27,6 +27,16 @@ type Event struct {
 	Data []byte
 }
 
+// EventStream is a stream's events, one at a time: SSE (EventReader) or a
+// provider's own framing turned into Events (Bedrock's AWS event-stream).
+type EventStream interface {
+	// Next returns the next event, valid until the following call; io.EOF
+	// at the end.
+	Next() (*Event, error)
+}
+
+var _ EventStream = (*EventReader)(nil)
+
 // EventReader splits an SSE body into events without buffering more than one.
 type EventReader struct {
 	br  *bufio.Reader

@@ -20,6 +20,7 @@ const (
 	ProviderOpenAICompatible = provider.NameOpenAICompatible
 	ProviderAzureOpenAI      = provider.NameAzureOpenAI
 	ProviderAnthropic        = provider.NameAnthropic
+	ProviderGemini           = provider.NameGemini
 )
 
 // Balancing strategies a route may select (DESIGN.md §4). The balancer's
@@ -153,6 +154,13 @@ type RouteSettings struct {
 	// MaxWait is how long to wait when every candidate is cooling down or
 	// full before answering 503. Default 0 (do not wait), ≥ 0 and < Timeout.
 	MaxWait time.Duration `yaml:"max_wait" json:"max_wait"`
+	// Translate lets a request go to an upstream of another protocol
+	// family, translated (DESIGN.md §9); false keeps it to its own family.
+	// Default true.
+	Translate bool `yaml:"translate" json:"translate"`
+	// DefaultMaxTokens is the max_tokens sent to a family that requires one
+	// (Anthropic) when the client gave none. Default 4096, 1–1000000.
+	DefaultMaxTokens int64 `yaml:"default_max_tokens" json:"default_max_tokens"`
 }
 
 // Affinity configures session affinity (DESIGN.md §5).
@@ -328,6 +336,12 @@ type Upstream struct {
 	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
 	// Active includes the upstream in routing. Default true.
 	Active bool `yaml:"active" json:"active"`
+	// Bedrock holds the bedrock provider's settings (region, SigV4
+	// credentials); required by it, refused by the others.
+	Bedrock *provider.BedrockSettings `yaml:"bedrock" json:"bedrock,omitempty"`
+	// Vertex holds the vertex provider's settings (project, location,
+	// service-account credentials); required by it, refused by the others.
+	Vertex *provider.VertexSettings `yaml:"vertex" json:"vertex,omitempty"`
 }
 
 // Default returns a Config holding every default of DESIGN.md §2.
@@ -348,6 +362,8 @@ func Default() Config {
 			FirstByteTimeout:  60 * time.Second,
 			MaxBodyBytes:      10 << 20,
 			StreamIdleTimeout: 60 * time.Second,
+			Translate:         true,
+			DefaultMaxTokens:  4096,
 			RetryBudget:       0.2,
 		},
 		Affinity: Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000},
@@ -387,5 +403,6 @@ func (c *Config) Settings(model string) (Route, bool) {
 
 // Adapter returns what u's provider adapter needs of it.
 func (u *Upstream) Adapter() provider.Upstream {
-	return provider.Upstream{Name: u.Name, BaseURL: u.BaseURL, APIKey: u.APIKey, APIVersion: u.APIVersion, Headers: u.Headers}
+	return provider.Upstream{Name: u.Name, BaseURL: u.BaseURL, APIKey: u.APIKey, APIVersion: u.APIVersion, Headers: u.Headers,
+		Bedrock: u.Bedrock, Vertex: u.Vertex}
 }

@@ -76,7 +76,8 @@ func TestParseEmptyFileGivesDefaults(t *testing.T) {
 				SyncInterval: 250 * time.Millisecond, RedisTimeout: 250 * time.Millisecond}},
 			{"log", cfg.Log, Log{Level: "info", Requests: true}},
 			{"defaults", cfg.Defaults, RouteSettings{Strategy: "weighted-random", Retries: 2, Timeout: 300 * time.Second,
-				FirstByteTimeout: 60 * time.Second, MaxBodyBytes: 10485760, StreamIdleTimeout: 60 * time.Second, RetryBudget: 0.2}},
+				FirstByteTimeout: 60 * time.Second, MaxBodyBytes: 10485760, StreamIdleTimeout: 60 * time.Second, RetryBudget: 0.2,
+				Translate: true, DefaultMaxTokens: 4096}},
 			{"affinity", cfg.Affinity, Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000}},
 			{"health", cfg.Health, Health{Interval: 30 * time.Second, Probe: "models", Timeout: 5 * time.Second}},
 			{"circuit", cfg.Circuit, Circuit{FailureThreshold: 5, Window: 30 * time.Second, OpenDuration: 60 * time.Second,
@@ -103,10 +104,12 @@ defaults:
   stream_idle_timeout: 15s
   retry_budget: 0.5
   max_wait: 2s
+  translate: false
+  default_max_tokens: 1000
 `
 	inherited := RouteSettings{Strategy: "least-conn", Retries: 4, Timeout: 120 * time.Second,
 		FirstByteTimeout: 20 * time.Second, MaxBodyBytes: 2048, StreamIdleTimeout: 15 * time.Second,
-		RetryBudget: 0.5, MaxWait: 2 * time.Second}
+		RetryBudget: 0.5, MaxWait: 2 * time.Second, DefaultMaxTokens: 1000}
 	tests := []struct {
 		key, value string
 		set        func(s *RouteSettings)
@@ -119,6 +122,8 @@ defaults:
 		{"stream_idle_timeout", "30s", func(s *RouteSettings) { s.StreamIdleTimeout = 30 * time.Second }},
 		{"retry_budget", "0", func(s *RouteSettings) { s.RetryBudget = 0 }},
 		{"max_wait", "0s", func(s *RouteSettings) { s.MaxWait = 0 }},
+		{"translate", "true", func(s *RouteSettings) { s.Translate = true }},
+		{"default_max_tokens", "64000", func(s *RouteSettings) { s.DefaultMaxTokens = 64000 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
@@ -383,11 +388,11 @@ upstreams:
 			{"upstreams[0].price.input_per_mtok", `must be a number, got "x"`},
 			{"upstreams[1].active", `must be true or false, got "nope"`},
 			{"listen", `must be host:port such as ":8080" or "127.0.0.1:8080", got "8080"`},
-			{"upstreams[0].provider", "required; must be one of openai, anthropic, azure-openai, openai-compatible"},
+			{"upstreams[0].provider", "required; must be one of openai, anthropic, azure-openai, openai-compatible, gemini"},
 			{"upstreams[0].base_url", "required"},
 			{"upstreams[0].models", "at least one model name or pattern is required"},
 			{"upstreams[0].weight", "must be 1–100, got 0"},
-			{"upstreams[1].provider", "required; must be one of openai, anthropic, azure-openai, openai-compatible"},
+			{"upstreams[1].provider", "required; must be one of openai, anthropic, azure-openai, openai-compatible, gemini"},
 			{"upstreams[1].base_url", "required"},
 			{"upstreams[1].models", "at least one model name or pattern is required"},
 		}},

@@ -11,11 +11,12 @@ import (
 
 // Bounds enforced by Validate.
 const (
-	maxRetries         = 10
-	maxBodyBytesLimit  = 1 << 30 // 1 GiB
-	maxAffinityEntries = 10_000_000
-	maxWeight          = 100
-	maxPriority        = 100
+	maxRetries          = 10
+	maxDefaultMaxTokens = 1_000_000
+	maxBodyBytesLimit   = 1 << 30 // 1 GiB
+	maxAffinityEntries  = 10_000_000
+	maxWeight           = 100
+	maxPriority         = 100
 )
 
 var (

@@ -80,6 +80,7 @@ func (s *RouteSettings) check(v *validator, path string) {
 	if math.IsNaN(s.RetryBudget) || s.RetryBudget < 0 || s.RetryBudget > 1 {
 		v.add(p("retry_budget"), "must be 0–1, got %v", s.RetryBudget)
 	}
+	v.between(p("default_max_tokens"), s.DefaultMaxTokens, 1, maxDefaultMaxTokens)
 	v.nonNegative(p("max_wait"), s.MaxWait)
 	if s.Timeout > 0 && s.MaxWait >= s.Timeout {
 		v.add(p("max_wait"), "must be less than timeout (%s), got %s", s.Timeout, s.MaxWait)

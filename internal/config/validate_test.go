@@ -153,6 +153,8 @@ func TestValidateRules(t *testing.T) {
 			FieldError{"defaults.max_wait", "must be ≥ 0, got -1s"}},
 		{"defaults max wait not below timeout", func(c *Config) { c.Defaults.MaxWait = 300 * time.Second },
 			FieldError{"defaults.max_wait", "must be less than timeout (5m0s), got 5m0s"}},
+		{"defaults default_max_tokens zero", func(c *Config) { c.Defaults.DefaultMaxTokens = 0 },
+			FieldError{"defaults.default_max_tokens", "must be 1–1000000, got 0"}},
 
 		// affinity
 		{"affinity sliding ttl zero", func(c *Config) { c.Affinity.SlidingTTL = 0 },
@@ -291,9 +293,9 @@ func TestValidateRules(t *testing.T) {
 		{"upstream name duplicate", func(c *Config) { c.Upstreams[2].Name = "openai-main" },
 			FieldError{"upstreams[2].name", `duplicate upstream name "openai-main" (also upstreams[0])`}},
 		{"upstream provider required", func(c *Config) { c.Upstreams[2].Provider = "" },
-			FieldError{"upstreams[2].provider", "required; must be one of openai, anthropic, azure-openai, openai-compatible"}},
-		{"upstream provider unknown", func(c *Config) { c.Upstreams[2].Provider = "bedrock" },
-			FieldError{"upstreams[2].provider", `must be one of openai, anthropic, azure-openai, openai-compatible; got "bedrock"`}},
+			FieldError{"upstreams[2].provider", "required; must be one of openai, anthropic, azure-openai, openai-compatible, gemini"}},
+		{"upstream provider unknown", func(c *Config) { c.Upstreams[2].Provider = "palm" },
+			FieldError{"upstreams[2].provider", `must be one of openai, anthropic, azure-openai, openai-compatible, gemini; got "palm"`}},
 		{"upstream base url required", func(c *Config) { c.Upstreams[0].BaseURL = "" }, FieldError{"upstreams[0].base_url", "required"}},
 		{"upstream base url relative", func(c *Config) { c.Upstreams[0].BaseURL = "api.openai.com/v1" },
 			FieldError{"upstreams[0].base_url", `must be an absolute http(s) URL with a host, such as https://api.openai.com/v1, got "api.openai.com/v1"`}},

@@ -13,7 +13,7 @@ import (
 var (
 	// reservedHeaders are set by the gateway (upstream auth, routing) or by
 	// the HTTP transport; upstreams[].headers may not override them.
-	reservedHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "Host",
+	reservedHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key", "Host",
 		"Content-Length", "Transfer-Encoding", "Connection"}
 )
 

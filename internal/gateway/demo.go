@@ -19,6 +19,13 @@ const (
 	// DemoOpenAIModel and DemoAnthropicModel are the demo's models.
 	DemoOpenAIModel    = "gpt-4o-mini"
 	DemoAnthropicModel = "claude-3-5-haiku"
+	// DemoMixedModel is served by a pool that mixes families: an Anthropic
+	// upstream and an OpenAI-compatible one, which gets Anthropic clients'
+	// requests translated (and OpenAI clients' the other way).
+	DemoMixedModel = "claude-sonnet-4"
+	// DemoGeminiModel is served by a Gemini upstream and, translated, an
+	// OpenAI one.
+	DemoGeminiModel = "gemini-2.5-flash"
 )
 
 // Demo is a ready-to-serve configuration backed by three in-process mock
@@ -66,7 +73,11 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 	cfg.Admin.Token = "sy-admin-" + rand.Text()
 	up := func(name, provider, mockName string, models []string, weight, priority int) config.Upstream {
 		u := config.DefaultUpstream()
-		u.Name, u.Provider, u.BaseURL, u.APIKey = name, provider, urls[mockName]+"/v1", "sk-demo-"+name
+		version := "/v1"
+		if provider == config.ProviderGemini {
+			version = "/v1beta"
+		}
+		u.Name, u.Provider, u.BaseURL, u.APIKey = name, provider, urls[mockName]+version, "sk-demo-"+name
 		u.Models, u.Weight, u.Priority = models, weight, priority
 		return u
 	}
@@ -76,6 +87,10 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 		up("openai-backup", config.ProviderOpenAICompatible, "mock-backup", []string{DemoOpenAIModel}, 1, 1),
 		up("anthropic-fast", config.ProviderAnthropic, "mock-fast", []string{DemoAnthropicModel}, 1, 0),
 		up("anthropic-backup", config.ProviderAnthropic, "mock-backup", []string{DemoAnthropicModel}, 1, 1),
+		up("claude-anthropic", config.ProviderAnthropic, "mock-fast", []string{DemoMixedModel}, 1, 0),
+		up("claude-openai-compatible", config.ProviderOpenAICompatible, "mock-steady", []string{DemoMixedModel}, 1, 0),
+		up("gemini-google", config.ProviderGemini, "mock-fast", []string{DemoGeminiModel}, 2, 0),
+		up("gemini-openai", config.ProviderOpenAI, "mock-steady", []string{DemoGeminiModel}, 1, 0),
 	}
 	if errs := cfg.Validate(); len(errs) > 0 {
 		d.Cleanup()

@@ -23,8 +23,9 @@ const maxCompletionTokens = 1_000_000
 // JSON number is read as nanoseconds.
 //
 // A request meets the behaviour in this order: Hang, Latency, ForceStatus,
-// request validation (400), ErrorRate, RPM/TPM (429), InvalidBody, and then
-// the answer, where TTFT, TPS and DropAfterEvents shape a stream.
+// the key check (Options.APIKey; Gemini's key), request validation (400),
+// ErrorRate, RPM/TPM (429), InvalidBody, and then the answer, where TTFT,
+// TPS and DropAfterEvents shape a stream.
 type Behavior struct {
 	// Latency is added before a non-streaming response, and before the
 	// response headers of a stream. Default 0, at least 0.
@@ -56,9 +57,11 @@ type Behavior struct {
 	// after that many SSE events (every event counts: role chunks, pings,
 	// [DONE]). Non-streaming requests ignore it.
 	DropAfterEvents int `json:"drop_after_events"`
-	// CompletionTokens is the number of tokens (words) in each answer;
-	// 0 means DefaultCompletionTokens (16). A smaller max_tokens in the
-	// request cuts the answer and reports the protocol's length stop reason.
+	// CompletionTokens is the number of tokens (words) in each answer of
+	// drawn words (not in tool calls, the quote of a tool result or the
+	// description of images); 0 means DefaultCompletionTokens (16). A
+	// smaller max_tokens in the request (less the reasoning tokens) cuts
+	// the answer and reports the protocol's length stop reason.
 	CompletionTokens int `json:"completion_tokens"`
 	// InvalidBody answers 200 with a body that is not valid JSON (or, for a
 	// stream, an event stream whose data is not valid JSON).

@@ -150,6 +150,7 @@ func TestDropAfterEventsRaw(t *testing.T) {
 		{"chat after the first event", "/v1/chat/completions", `{"model":"gpt-4o","stream":true,"messages":[]}`, 1},
 		{"messages", "/v1/messages", `{"model":"claude-3-5-haiku","max_tokens":100,"stream":true,"messages":[]}`, 4},
 		{"responses", "/v1/responses", `{"model":"gpt-4o","stream":true,"input":"x"}`, 5},
+		{"gemini", "/v1beta/models/g:streamGenerateContent?alt=sse&key=k", `{"contents":[{"parts":[{"text":"x"}]}]}`, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -262,6 +263,8 @@ func TestInvalidBody(t *testing.T) {
 		{"messages", "/v1/messages", messagesBody, false},
 		{"messages stream", "/v1/messages", `{"model":"c","stream":true,"max_tokens":5}`, true},
 		{"responses stream", "/v1/responses", `{"model":"gpt-4o","stream":true,"input":"x"}`, true},
+		{"gemini", "/v1beta/models/g:generateContent?key=k", `{"contents":[{"parts":[{"text":"x"}]}]}`, false},
+		{"gemini stream", "/v1beta/models/g:streamGenerateContent?alt=sse&key=k", `{"contents":[{"parts":[{"text":"x"}]}]}`, true},
 		{"models", "/v1/models", "", false},
 	}
 	_, url := newServed(t, Options{Behavior: Behavior{InvalidBody: true}})

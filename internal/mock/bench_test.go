@@ -33,6 +33,9 @@ func BenchmarkServe(b *testing.B) {
 		{"chat-stream", "/v1/chat/completions", `{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`},
 		{"messages-stream", "/v1/messages", `{"model":"claude-3-5-haiku","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"hi"}]}`},
 		{"embeddings", "/v1/embeddings", `{"model":"text-embedding-3-small","input":["a","b","c","d"]}`},
+		{"chat-tool-call-stream", "/v1/chat/completions", `{"model":"gpt-4o","stream":true,"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}}}],"messages":[{"role":"user","content":"weather?"}]}`},
+		{"messages-thinking-stream", "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":4096,"thinking":{"type":"enabled","budget_tokens":1024},"stream":true,"messages":[{"role":"user","content":"hi"}]}`},
+		{"gemini-stream", "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&key=k", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`},
 	}
 	for _, tokens := range []int{16, 256} {
 		for _, c := range cases {

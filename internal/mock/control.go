@@ -46,6 +46,7 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 		}
 		s.ResetStats()
 		s.ResetLimits()
+		s.ResetCache()
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		writeControlError(w, http.StatusNotFound, "unknown mock control path "+r.URL.Path)

@@ -1,10 +1,12 @@
-// Package mock is a configurable mock LLM upstream that speaks the OpenAI and
-// Anthropic wire formats well enough for the official SDKs to parse it. The
-// gateway's tests run against it, `switchyard serve --demo` starts three of
-// them in process, and `switchyard mock` serves one from the command line.
+// Package mock is a configurable mock LLM upstream that speaks the OpenAI,
+// Anthropic and Gemini wire formats well enough for the official SDKs to
+// parse it. The gateway's tests run against it, `switchyard serve --demo`
+// starts three of them in process, and `switchyard mock` serves one from
+// the command line.
 //
-// Endpoints (OpenAI paths with or without /v1, and Azure's
-// /openai/deployments/{d}/...?api-version=…):
+// Endpoints (OpenAI paths with or without /v1, Azure's
+// /openai/deployments/{d}/...?api-version=…, Gemini's with or without
+// /v1beta):
 //
 //	POST /v1/chat/completions   chat.completion, or chat.completion.chunk events
 //	POST /v1/completions        text_completion, JSON or stream
@@ -12,11 +14,30 @@
 //	POST /v1/responses          a Responses API object, or its event stream
 //	POST /v1/messages           an Anthropic message, or its event stream
 //	GET  /v1/models[/{id}]      OpenAI's list, Anthropic's with anthropic-version
+//	POST /v1beta/models/{m}:generateContent              a GenerateContentResponse
+//	POST /v1beta/models/{m}:streamGenerateContent?alt=sse its chunks as SSE
+//	POST /v1beta/models/{m}:countTokens, :embedContent, :batchEmbedContents
+//	GET  /v1beta/models[/{m}]   Gemini's model list or model
 //
-// Answers are CompletionTokens words drawn from a RNG seeded by Options.Seed
-// and the request's model and prompt, so a test sees the same answer on every
-// run. The response "model" echoes the request's, so a test can see a
-// gateway's model_map at work. Every response carries X-Mock-Upstream.
+// Answers are deterministic: the same request gets the same answer, plain
+// or streamed, on every run. A request that offers tools and whose last
+// turn is the user's gets a call of the first tool (the first two when the
+// user's text says "parallel"; the one tool_choice names), with arguments
+// built from the tool's JSON Schema; one whose last turn is a tool result
+// gets "The tool returned: <result>"; one with images gets "I see 1 image
+// (image/png, 68 bytes)."; any other gets CompletionTokens words drawn from
+// a RNG seeded by Options.Seed and the request's model and prompt.
+// Reasoning (Anthropic thinking, OpenAI reasoning effort, Gemini thoughts)
+// comes first where the family shows it, and usage reports it. The text
+// ends before the first stop sequence it contains. Prompt
+// tokens are the body's bytes / 4; a prompt of 1024 tokens or more, or an
+// Anthropic prompt with cache_control, reports half of it (rounded down to
+// a multiple of 64) as cached, Anthropic's first request of a prefix as a
+// cache write. Requests are validated as the real APIs do (images, tool
+// results that answer no call, thinking budgets and signatures, Gemini
+// roles) and refused with 400 in the family's error shape. The response
+// "model" echoes the request's, so a test can see a gateway's model_map at
+// work. Every response carries X-Mock-Upstream.
 //
 // How the mock misbehaves (latency, TTFT, speed, error rate, forced status,
 // its own RPM/TPM limits, hanging, cut streams, broken bodies) is a Behavior,
@@ -26,13 +47,12 @@
 //	PUT         /_mock/behavior   replace it (absent fields become zero)
 //	PATCH       /_mock/behavior   merge into it
 //	GET         /_mock/stats      Stats as JSON
-//	POST        /_mock/reset      zero the stats and the RPM/TPM windows
+//	POST        /_mock/reset      zero the stats, the RPM/TPM windows and the prompt cache
 package mock
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -43,6 +63,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/tidwall/gjson"
 
 	"switchyard/internal/clock"
@@ -62,6 +83,7 @@ const shutdownGrace = 5 * time.Second
 var DefaultModels = []string{
 	"gpt-4o", "gpt-4o-mini", "gpt-4.1-mini", "text-embedding-3-small",
 	"claude-3-5-haiku", "claude-sonnet-4-5",
+	"gemini-2.0-flash", "gemini-2.5-flash",
 }
 
 // Options configure a mock upstream.
@@ -80,6 +102,11 @@ type Options struct {
 	// Models are listed by GET /models; default DefaultModels. Requests for
 	// other models are still answered.
 	Models []string
+	// APIKey, when set, is the only key the mock accepts, in each family's
+	// header (see the package documentation); a missing or wrong key gets
+	// the provider's 401 (Google: 403 missing, 400 API_KEY_INVALID wrong).
+	// Empty accepts any key, and none but for Gemini, which needs one.
+	APIKey string
 }
 
 // Server is a mock LLM upstream; it implements http.Handler. It is safe for
@@ -89,6 +116,7 @@ type Server struct {
 	clock  clock.Clock
 	seed   int64
 	models []string
+	apiKey string
 
 	mu       sync.RWMutex // guards behavior
 	behavior Behavior
@@ -96,9 +124,12 @@ type Server struct {
 	rngMu sync.Mutex // guards rng
 	rng   *rand.Rand // ErrorRate draws
 
-	seq     atomic.Uint64 // response ids
+	seq     atomic.Uint64 // response and tool call ids
 	stats   *stats
 	limiter limiter
+	// prefixes are the Anthropic cache_control prefixes seen, so that the
+	// first request of one writes the cache and later ones read it.
+	prefixes *lru.Cache[uint64, struct{}]
 
 	// Test hooks, nil in production: hangHook runs when a request starts
 	// hanging, doneHook when an API request has finished.
@@ -115,6 +146,7 @@ func New(opts Options) *Server {
 		clock:    opts.Clock,
 		seed:     opts.Seed,
 		models:   append([]string(nil), opts.Models...),
+		apiKey:   opts.APIKey,
 		behavior: opts.Behavior,
 		rng:      rand.New(rand.NewPCG(uint64(opts.Seed), 0x5eed_e770)),
 		stats:    newStats(),
@@ -122,6 +154,11 @@ func New(opts Options) *Server {
 	if s.name == "" {
 		s.name = "mock"
 	}
+	prefixes, err := lru.New[uint64, struct{}](prefixCacheSize)
+	if err != nil {
+		panic(fmt.Sprintf("mock: %v", err)) // a bug: the size is a positive constant
+	}
+	s.prefixes = prefixes
 	if s.clock == nil {
 		s.clock = clock.Real{}
 	}
@@ -158,6 +195,10 @@ func (s *Server) ResetStats() { s.stats.reset() }
 
 // ResetLimits empties the RPM/TPM windows.
 func (s *Server) ResetLimits() { s.limiter.reset() }
+
+// ResetCache forgets the prompt prefixes seen, so that the next request
+// with cache_control writes the cache again.
+func (s *Server) ResetCache() { s.prefixes.Purge() }
 
 // Start listens on addr (":0" picks a free port), serves s in the background
 // until ctx ends, then shuts down gracefully. It returns the mock and its base
@@ -232,170 +273,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.serve(readErr)
 }
 
-// call is one API request being answered.
-type call struct {
-	s    *Server
-	w    http.ResponseWriter
-	r    *http.Request
-	rt   route
-	b    Behavior  // snapshot taken when the request arrived
-	now  time.Time // when the request arrived, by the server's clock
-	body []byte
-
-	model   string // the request's model (or Azure deployment)
-	stream  bool
-	limits  limitState
-	limited bool // limits holds the state to report
-}
-
-func (c *call) serve(readErr error) {
-	ctx := c.r.Context()
-	if c.rt.endpoint == epUnknown {
-		c.fail(statusError(c.rt.proto, http.StatusNotFound,
-			fmt.Sprintf("Invalid URL (%s %s)", c.r.Method, c.r.URL.Path)))
-		return
-	}
-	if c.r.Method != c.rt.method {
-		c.w.Header().Set("Allow", c.rt.method)
-		c.fail(statusError(c.rt.proto, http.StatusMethodNotAllowed,
-			fmt.Sprintf("Method %s is not allowed for %s; use %s", c.r.Method, c.r.URL.Path, c.rt.method)))
-		return
-	}
-	if readErr != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](readErr); ok {
-			c.fail(statusError(c.rt.proto, http.StatusRequestEntityTooLarge, "request body too large"))
-		}
-		return // the client went away while sending
-	}
-	if c.b.Hang {
-		if c.s.hangHook != nil {
-			c.s.hangHook()
-		}
-		<-ctx.Done()
-		return
-	}
-	if !c.sleep(c.b.Latency) {
-		return
-	}
-	c.now = c.s.clock.Now()
-	if c.b.ForceStatus != 0 {
-		e := statusError(c.rt.proto, c.b.ForceStatus, "")
-		if c.b.ForceStatus == http.StatusTooManyRequests {
-			c.w.Header().Set("Retry-After", "1")
-		}
-		c.fail(e)
-		return
-	}
-	if c.rt.inference() && !c.parseRequest() {
-		return
-	}
-	if c.b.ErrorRate > 0 && c.s.drawError(c.b.ErrorRate) {
-		c.fail(statusError(c.rt.proto, http.StatusInternalServerError, serverErrorMessage(c.rt.proto)))
-		return
-	}
-	completion, truncated := c.completionLength()
-	if c.rt.inference() && !c.admit(completion) {
-		return
-	}
-	if c.b.InvalidBody {
-		c.invalidBody()
-		return
-	}
-	switch c.rt.endpoint {
-	case epChat:
-		c.chatCompletion(completion, truncated)
-	case epCompletions:
-		c.textCompletion(completion, truncated)
-	case epEmbeddings:
-		c.embeddings()
-	case epResponses:
-		c.response(completion, truncated)
-	case epMessages:
-		c.message(completion, truncated)
-	case epModels:
-		c.listModels()
-	}
-}
-
-func serverErrorMessage(p protocol) string {
-	if p == protoAnthropic {
-		return "Internal server error"
-	}
-	return "The server had an error while processing your request. Sorry about that!"
-}
-
-// parseRequest checks the body the way the real APIs do at the edge: a JSON
-// object with a model. Azure deployments imply the model.
-func (c *call) parseRequest() bool {
-	if !gjson.ValidBytes(c.body) || !gjson.ParseBytes(c.body).IsObject() {
-		msg := "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
-		if c.rt.proto == protoAnthropic {
-			msg = "There was an issue with your request body: it must be a JSON object"
-		}
-		c.fail(statusError(c.rt.proto, http.StatusBadRequest, msg))
-		return false
-	}
-	m := gjson.GetBytes(c.body, "model")
-	c.model = m.String()
-	if m.Type != gjson.String {
-		c.model = ""
-	}
-	if c.model == "" {
-		c.model = c.rt.deployment
-	}
-	if c.model == "" {
-		msg := "you must provide a model parameter"
-		if c.rt.proto == protoAnthropic {
-			msg = "model: Field required"
-		}
-		c.fail(statusError(c.rt.proto, http.StatusBadRequest, msg))
-		return false
-	}
-	c.stream = c.rt.streams() && gjson.GetBytes(c.body, "stream").Bool()
-	return true
-}
-
-// completionLength is how many tokens the answer has: CompletionTokens, cut
-// to the request's max_tokens (max_completion_tokens, max_output_tokens)
-// when that is smaller, which truncated reports.
-func (c *call) completionLength() (n int, truncated bool) {
-	n = c.b.completionTokens()
-	if c.rt.endpoint == epEmbeddings || !c.rt.inference() {
-		return 0, false
-	}
-	for _, field := range [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
-		if v := gjson.GetBytes(c.body, field); v.Type == gjson.Number && v.Int() > 0 && int(v.Int()) < n {
-			n, truncated = int(v.Int()), true
-		}
-	}
-	return n, truncated
-}
-
-// admit applies RPM/TPM; it answers 429 and returns false when the request
-// does not fit.
-func (c *call) admit(completion int) bool {
-	tokens := promptTokens(c.body) + completion
-	st, rej := c.s.limiter.admit(c.now, c.b.RPM, c.b.TPM, tokens, true)
-	c.limits, c.limited = st, true
-	if rej == nil {
-		return true
-	}
-	c.w.Header().Set("Retry-After", retryAfterSeconds(rej.retry))
-	e := apiError{status: http.StatusTooManyRequests, typ: rej.kind, code: "rate_limit_exceeded"}
-	if rej.kind == "requests" {
-		e.message = fmt.Sprintf("Rate limit reached for requests on mock %s: Limit %d, Used %d, Requested 1. Please try again in %s.",
-			c.s.name, c.b.RPM, st.reqUsed, formatReset(rej.retry))
-	} else {
-		e.message = fmt.Sprintf("Rate limit reached for tokens on mock %s: Limit %d, Used %d, Requested %d. Please try again in %s.",
-			c.s.name, c.b.TPM, st.tokUsed, tokens, formatReset(rej.retry))
-	}
-	if c.rt.proto == protoAnthropic {
-		e.typ = "rate_limit_error"
-	}
-	c.fail(e)
-	return false
-}
-
 // drawError reports whether a request should fail, with probability rate.
 func (s *Server) drawError(rate float64) bool {
 	s.rngMu.Lock()
@@ -423,21 +300,34 @@ func (c *call) id(prefix string) string {
 	return prefix + "mock" + strconv.FormatUint(c.s.seq.Add(1), 10)
 }
 
-// answer returns the answer's words for this request.
+// answer returns n answer words for this request.
 func (c *call) answer(n int) []string {
-	key := hash64(c.model,
+	return answerWords(c.s.seed, c.answerKey(), n)
+}
+
+// answerKey identifies the request's model and prompt (not its other
+// settings), so that the same conversation gets the same words.
+func (c *call) answerKey() uint64 {
+	if c.rt.proto == protoGemini {
+		return hash64(c.model,
+			gjson.GetBytes(c.body, "systemInstruction").Raw,
+			gjson.GetBytes(c.body, "contents").Raw)
+	}
+	return hash64(c.model,
 		gjson.GetBytes(c.body, "system").Raw,
 		gjson.GetBytes(c.body, "instructions").Raw,
 		gjson.GetBytes(c.body, "messages").Raw,
 		gjson.GetBytes(c.body, "prompt").Raw,
 		gjson.GetBytes(c.body, "input").Raw)
-	return answerWords(c.s.seed, key, n)
 }
 
 // setCommonHeaders sets the rate-limit and request-id headers every API
 // answer carries.
 func (c *call) setCommonHeaders() {
 	h := c.w.Header()
+	if c.rt.proto == protoGemini {
+		return // Google sends neither rate-limit headers nor a request id
+	}
 	if !c.limited {
 		c.limits, _ = c.s.limiter.admit(c.now, c.b.RPM, c.b.TPM, 0, false)
 		c.limited = true

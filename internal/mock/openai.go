@@ -3,6 +3,7 @@ package mock
 import (
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -17,16 +18,18 @@ const (
 	maxEmbeddingDims     = 4096
 )
 
-func openAIUsage(prompt, completion int) obj {
+// openAIUsage is Chat Completions' usage: prompt_tokens counts the cached
+// tokens too, completion_tokens the reasoning tokens too.
+func openAIUsage(t tally) obj {
 	return obj{
-		"prompt_tokens":     prompt,
-		"completion_tokens": completion,
-		"total_tokens":      prompt + completion,
+		"prompt_tokens":     t.prompt,
+		"completion_tokens": t.completion(),
+		"total_tokens":      t.prompt + t.completion(),
 		"prompt_tokens_details": obj{
-			"cached_tokens": 0, "audio_tokens": 0,
+			"cached_tokens": t.cacheRead, "audio_tokens": 0,
 		},
 		"completion_tokens_details": obj{
-			"reasoning_tokens": 0, "audio_tokens": 0,
+			"reasoning_tokens": t.reasoning, "audio_tokens": 0,
 			"accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0,
 		},
 	}
@@ -39,32 +42,60 @@ func finishReason(truncated bool) string {
 	return "stop"
 }
 
+// chatFinish is the reply's finish_reason.
+func chatFinish(r *reply) string {
+	if len(r.calls) > 0 {
+		return "tool_calls"
+	}
+	return finishReason(r.truncated)
+}
+
+// argPieceBytes is the most bytes of a tool call's arguments one stream
+// delta carries, so that arguments arrive in several pieces.
+const argPieceBytes = 8
+
+// argPieces cuts a tool call's arguments into stream deltas of at most
+// argPieceBytes bytes, at character boundaries.
+func argPieces(args []byte) []string {
+	var out []string
+	for len(args) > 0 {
+		n := min(argPieceBytes, len(args))
+		for n < len(args) && !utf8.RuneStart(args[n]) {
+			n++
+		}
+		out = append(out, string(args[:n]))
+		args = args[n:]
+	}
+	return out
+}
+
 // chatCompletion answers POST /chat/completions: a chat.completion object,
-// or chat.completion.chunk events ending with data: [DONE]. With
-// stream_options.include_usage every chunk carries "usage": null and a last
-// chunk with empty choices carries the usage.
-func (c *call) chatCompletion(n int, truncated bool) {
-	words := c.answer(n)
+// or chat.completion.chunk events ending with data: [DONE]: a first chunk
+// with the role, then one per text piece, or for each tool call a chunk
+// with its id and name and chunks with pieces of its arguments; a chunk
+// with the finish_reason. With stream_options.include_usage every chunk
+// carries "usage": null and a last chunk with empty choices carries the
+// usage.
+func (c *call) chatCompletion() {
+	r := &c.rep
 	id := c.id("chatcmpl-")
 	created := c.now.Unix()
-	usage := openAIUsage(promptTokens(c.body), n)
+	usage := openAIUsage(r.usage)
 	if !c.stream {
+		msg := obj{"role": "assistant", "content": r.text(), "refusal": nil, "annotations": []obj{}}
+		if len(r.calls) > 0 {
+			calls := make([]obj, len(r.calls))
+			for i, tc := range r.calls {
+				calls[i] = obj{"id": tc.id, "type": "function", "function": obj{"name": tc.name, "arguments": string(tc.args)}}
+			}
+			msg["content"], msg["tool_calls"] = nil, calls
+		}
 		c.writeJSON(http.StatusOK, obj{
-			"id":      id,
-			"object":  "chat.completion",
-			"created": created,
-			"model":   c.model,
-			"choices": []obj{{
-				"index": 0,
-				"message": obj{
-					"role":        "assistant",
-					"content":     strings.Join(words, " "),
-					"refusal":     nil,
-					"annotations": []obj{},
-				},
-				"logprobs":      nil,
-				"finish_reason": finishReason(truncated),
-			}},
+			"id":                 id,
+			"object":             "chat.completion",
+			"created":            created,
+			"model":              c.model,
+			"choices":            []obj{{"index": 0, "message": msg, "logprobs": nil, "finish_reason": chatFinish(r)}},
 			"usage":              usage,
 			"service_tier":       "default",
 			"system_fingerprint": systemFingerprint,
@@ -90,12 +121,26 @@ func (c *call) chatCompletion(n int, truncated bool) {
 	choice := func(delta obj, finish any) []obj {
 		return []obj{{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}
 	}
-	ps := pieces(words)
-	pre := []sseEvent{jsonEvent("", chunk(choice(obj{"role": "assistant", "content": "", "refusal": nil}, nil)))}
-	tmpl := newEventTemplate("", chunk(choice(obj{"content": slotPiece}, nil)))
-	token := func(i int) sseEvent { return tmpl.fill(ps[i], 0) }
+	var segs []segment
+	if len(r.calls) == 0 {
+		ps := r.pieces
+		pre := []sseEvent{jsonEvent("", chunk(choice(obj{"role": "assistant", "content": "", "refusal": nil}, nil)))}
+		tmpl := newEventTemplate("", chunk(choice(obj{"content": slotPiece}, nil)))
+		segs = append(segs, segment{pre: pre, n: len(ps), token: func(i int) sseEvent { return tmpl.fill(ps[i], 0) }})
+	}
+	for k, tc := range r.calls {
+		head := []obj{{"index": k, "id": tc.id, "type": "function", "function": obj{"name": tc.name, "arguments": ""}}}
+		delta := obj{"tool_calls": head}
+		if k == 0 {
+			delta = obj{"role": "assistant", "content": nil, "tool_calls": head, "refusal": nil}
+		}
+		tmpl := newEventTemplate("", chunk(choice(obj{"tool_calls": []obj{{"index": k, "function": obj{"arguments": slotPiece}}}}, nil)))
+		ps := argPieces(tc.args)
+		segs = append(segs, segment{pre: []sseEvent{jsonEvent("", chunk(choice(delta, nil)))}, n: len(ps),
+			token: func(i int) sseEvent { return tmpl.fill(ps[i], 0) }})
+	}
 	post := func() []sseEvent {
-		out := []sseEvent{jsonEvent("", chunk(choice(obj{}, finishReason(truncated))))}
+		out := []sseEvent{jsonEvent("", chunk(choice(obj{}, chatFinish(r))))}
 		if includeUsage {
 			last := chunk([]obj{})
 			last["usage"] = usage
@@ -103,7 +148,7 @@ func (c *call) chatCompletion(n int, truncated bool) {
 		}
 		return append(out, doneEvent)
 	}
-	c.streamAnswer(pre, n, token, post)
+	c.streamSegments(segs, post)
 }
 
 // textCompletion answers the legacy POST /completions: a text_completion
@@ -112,7 +157,8 @@ func (c *call) textCompletion(n int, truncated bool) {
 	words := c.answer(n)
 	id := c.id("cmpl-")
 	created := c.now.Unix()
-	usage := obj{"prompt_tokens": promptTokens(c.body), "completion_tokens": n, "total_tokens": promptTokens(c.body) + n}
+	p := c.promptTokens()
+	usage := obj{"prompt_tokens": p, "completion_tokens": n, "total_tokens": p + n}
 	completion := func(text string, finish any) obj {
 		return obj{
 			"id":                 id,
@@ -197,7 +243,7 @@ func (c *call) embeddings() {
 		}
 		data[i] = obj{"object": "embedding", "index": i, "embedding": v}
 	}
-	p := promptTokens(c.body)
+	p := c.promptTokens()
 	c.writeJSON(http.StatusOK, obj{
 		"object": "list",
 		"data":   data,
@@ -206,122 +252,16 @@ func (c *call) embeddings() {
 	})
 }
 
-// response answers POST /responses: a Responses API object, or its event
-// stream (response.created, response.in_progress,
-// response.output_item.added, response.content_part.added,
-// response.output_text.delta…, response.output_text.done,
-// response.content_part.done, response.output_item.done,
-// response.completed), each as "event: type" + "data: {...}".
-func (c *call) response(n int, truncated bool) {
-	words := c.answer(n)
-	respID := c.id("resp_")
-	msgID := c.id("msg_")
-	text := strings.Join(words, " ")
-	prompt := promptTokens(c.body)
-	usage := obj{
-		"input_tokens":          prompt,
-		"input_tokens_details":  obj{"cached_tokens": 0},
-		"output_tokens":         n,
-		"output_tokens_details": obj{"reasoning_tokens": 0},
-		"total_tokens":          prompt + n,
-	}
-	part := func(text string) obj {
-		return obj{"type": "output_text", "text": text, "annotations": []obj{}, "logprobs": []obj{}}
-	}
-	item := func(status string, content []obj) obj {
-		return obj{"type": "message", "id": msgID, "status": status, "role": "assistant", "content": content}
-	}
-	finalStatus := "completed"
-	var incomplete any
-	if truncated {
-		finalStatus = "incomplete"
-		incomplete = obj{"reason": "max_output_tokens"}
-	}
-	resp := func(status string, output []obj, usage any, incomplete any) obj {
-		var maxOut any
-		if v := gjson.GetBytes(c.body, "max_output_tokens"); v.Exists() {
-			maxOut = v.Int()
-		}
-		var prev any
-		if v := gjson.GetBytes(c.body, "previous_response_id"); v.Type == gjson.String {
-			prev = v.String()
-		}
-		return obj{
-			"id":                   respID,
-			"object":               "response",
-			"created_at":           c.now.Unix(),
-			"status":               status,
-			"background":           false,
-			"error":                nil,
-			"incomplete_details":   incomplete,
-			"instructions":         nil,
-			"max_output_tokens":    maxOut,
-			"model":                c.model,
-			"output":               output,
-			"parallel_tool_calls":  true,
-			"previous_response_id": prev,
-			"reasoning":            obj{"effort": nil, "summary": nil},
-			"service_tier":         "default",
-			"store":                true,
-			"temperature":          1.0,
-			"text":                 obj{"format": obj{"type": "text"}},
-			"tool_choice":          "auto",
-			"tools":                []obj{},
-			"top_p":                1.0,
-			"truncation":           "disabled",
-			"usage":                usage,
-			"metadata":             obj{},
-		}
-	}
-	itemStatus := "completed"
-	if truncated {
-		itemStatus = "incomplete"
-	}
-	final := resp(finalStatus, []obj{item(itemStatus, []obj{part(text)})}, usage, incomplete)
-	if !c.stream {
-		c.writeJSON(http.StatusOK, final)
-		return
-	}
-	// Every event carries its position in the stream as sequence_number.
-	event := func(typ string, seq any, fields obj) sseEvent {
-		fields["type"] = typ
-		fields["sequence_number"] = seq
-		return jsonEvent(typ, fields)
-	}
-	ps := pieces(words)
-	pre := []sseEvent{
-		event("response.created", 0, obj{"response": resp("in_progress", []obj{}, nil, nil)}),
-		event("response.in_progress", 1, obj{"response": resp("in_progress", []obj{}, nil, nil)}),
-		event("response.output_item.added", 2, obj{"output_index": 0, "item": item("in_progress", []obj{})}),
-		event("response.content_part.added", 3, obj{"item_id": msgID, "output_index": 0, "content_index": 0, "part": part("")}),
-	}
-	tmpl := newEventTemplate("response.output_text.delta", obj{
-		"type": "response.output_text.delta", "sequence_number": slotSeq,
-		"item_id": msgID, "output_index": 0, "content_index": 0, "delta": slotPiece, "logprobs": []obj{},
-	})
-	token := func(i int) sseEvent { return tmpl.fill(ps[i], len(pre)+i) }
-	post := func() []sseEvent {
-		seq := len(pre) + n
-		completedType := "response.completed"
-		if truncated {
-			completedType = "response.incomplete"
-		}
-		return []sseEvent{
-			event("response.output_text.done", seq, obj{"item_id": msgID, "output_index": 0, "content_index": 0, "text": text, "logprobs": []obj{}}),
-			event("response.content_part.done", seq+1, obj{"item_id": msgID, "output_index": 0, "content_index": 0, "part": part(text)}),
-			event("response.output_item.done", seq+2, obj{"output_index": 0, "item": item(itemStatus, []obj{part(text)})}),
-			event(completedType, seq+3, obj{"response": final}),
-		}
-	}
-	c.streamAnswer(pre, n, token, post)
-}
-
 // listModels answers GET /models and /models/{id} in OpenAI's format, or in
 // Anthropic's when the request carries anthropic-version.
 func (c *call) listModels() {
 	const created = 1700000000 // a fixed date keeps answers reproducible
-	if c.rt.proto == protoAnthropic {
+	switch c.rt.proto {
+	case protoAnthropic:
 		c.anthropicModels()
+		return
+	case protoGemini:
+		c.geminiModels()
 		return
 	}
 	model := func(id string) obj {

@@ -11,6 +11,7 @@ type protocol int
 const (
 	protoOpenAI protocol = iota
 	protoAnthropic
+	protoGemini
 )
 
 // endpoint names, as counted in Stats.ByEndpoint.
@@ -21,7 +22,13 @@ const (
 	epResponses   = "responses"
 	epMessages    = "messages"
 	epModels      = "models"
-	epUnknown     = "unknown"
+	// Gemini's methods, after the model in the URL.
+	epGenerate       = "generateContent"
+	epStreamGenerate = "streamGenerateContent"
+	epCountTokens    = "countTokens"
+	epEmbedContent   = "embedContent"
+	epBatchEmbed     = "batchEmbedContents"
+	epUnknown        = "unknown"
 )
 
 // route is what a request's method and path resolve to.
@@ -29,19 +36,24 @@ type route struct {
 	endpoint   string
 	proto      protocol
 	method     string // the method the endpoint accepts
-	modelID    string // GET /models/{id}
+	modelID    string // GET /models/{id}, and Gemini's model in the URL
 	deployment string // Azure /openai/deployments/{deployment}/...
 }
 
 // parseRoute maps a request to an endpoint. It accepts the OpenAI paths with
 // and without /v1 (a base_url may or may not include it), Azure's
-// /openai/deployments/{d}/... and /openai/v1/..., and Anthropic's
-// /v1/messages. GET /models answers in Anthropic's format when the request
-// carries anthropic-version.
+// /openai/deployments/{d}/... and /openai/v1/..., Anthropic's /v1/messages,
+// and Gemini's /v1beta/models/{model}:{method} (also under /v1 or without a
+// prefix). GET /models answers in Anthropic's format when the request
+// carries anthropic-version, and in Gemini's under /v1beta or with a Google
+// API key (x-goog-api-key or ?key=).
 func parseRoute(r *http.Request) route {
 	p := strings.TrimSuffix(r.URL.Path, "/")
 	var rt route
-	if rest, ok := strings.CutPrefix(p, "/openai/deployments/"); ok {
+	google := hasGoogleKey(r)
+	if rest, ok := strings.CutPrefix(p, "/v1beta/"); ok {
+		p, google = "/"+rest, true
+	} else if rest, ok := strings.CutPrefix(p, "/openai/deployments/"); ok {
 		d, sub, _ := strings.Cut(rest, "/")
 		rt.deployment = d
 		p = "/" + sub
@@ -52,7 +64,10 @@ func parseRoute(r *http.Request) route {
 		p = "/" + rest
 	}
 	rt.proto = protoOpenAI
-	if r.Header.Get("anthropic-version") != "" {
+	switch {
+	case google:
+		rt.proto = protoGemini
+	case r.Header.Get("anthropic-version") != "":
 		rt.proto = protoAnthropic
 	}
 	switch {
@@ -69,18 +84,48 @@ func parseRoute(r *http.Request) route {
 	case p == "/models":
 		rt.endpoint, rt.method = epModels, http.MethodGet
 	case strings.HasPrefix(p, "/models/") && len(p) > len("/models/"):
+		model := strings.TrimPrefix(p, "/models/")
+		if i := strings.LastIndexByte(model, ':'); i >= 0 {
+			rt.modelID, rt.proto, rt.method = model[:i], protoGemini, http.MethodPost
+			rt.endpoint = geminiEndpoint(model[i+1:])
+			break
+		}
 		rt.endpoint, rt.method = epModels, http.MethodGet
-		rt.modelID = strings.TrimPrefix(p, "/models/")
+		rt.modelID = model
 	default:
 		rt.endpoint = epUnknown
 	}
 	return rt
 }
 
+// geminiEndpoint names a Gemini method, or epUnknown.
+func geminiEndpoint(method string) string {
+	switch method {
+	case epGenerate, epStreamGenerate, epCountTokens, epEmbedContent, epBatchEmbed:
+		return method
+	}
+	return epUnknown
+}
+
+// hasGoogleKey reports whether r carries a Google API key.
+func hasGoogleKey(r *http.Request) bool {
+	return r.Header.Get("x-goog-api-key") != "" || (r.URL.RawQuery != "" && r.URL.Query().Has("key"))
+}
+
 // streams reports whether the endpoint can answer with server-sent events.
 func (rt route) streams() bool {
 	switch rt.endpoint {
-	case epChat, epCompletions, epResponses, epMessages:
+	case epChat, epCompletions, epResponses, epMessages, epStreamGenerate:
+		return true
+	}
+	return false
+}
+
+// generates reports whether the endpoint answers with generated tokens
+// shaped by a convo (tools, images, reasoning, cache usage).
+func (rt route) generates() bool {
+	switch rt.endpoint {
+	case epChat, epResponses, epMessages, epGenerate, epStreamGenerate:
 		return true
 	}
 	return false

@@ -101,16 +101,21 @@ var doneEvent = sseEvent{data: []byte("[DONE]")}
 
 // sseWriter writes events, flushing each at once. The response headers go
 // out with the first event. After Behavior.DropAfterEvents events it aborts
-// the connection.
+// the connection. In array mode (Gemini's streamGenerateContent without
+// alt=sse) it writes the events' data as the elements of one JSON array
+// instead, as Google does.
 type sseWriter struct {
 	c      *call
 	rc     *http.ResponseController
 	events int
 	buf    []byte
+	array  bool
 }
 
 func (c *call) sseWriter() *sseWriter {
-	return &sseWriter{c: c, rc: http.NewResponseController(c.w)}
+	sw := &sseWriter{c: c, rc: http.NewResponseController(c.w)}
+	sw.array = c.rt.endpoint == epStreamGenerate && c.r.URL.Query().Get("alt") != "sse"
+	return sw
 }
 
 // send writes e; it returns false when the client has gone away.
@@ -119,22 +124,35 @@ func (sw *sseWriter) send(e sseEvent) bool {
 	if c.r.Context().Err() != nil {
 		return false
 	}
+	sw.buf = sw.buf[:0]
 	if sw.events == 0 {
 		c.setCommonHeaders()
 		h := c.w.Header()
-		h.Set("Content-Type", "text/event-stream; charset=utf-8")
-		h.Set("Cache-Control", "no-cache")
+		if sw.array {
+			h.Set("Content-Type", "application/json; charset=UTF-8")
+			sw.buf = append(sw.buf, '[')
+		} else {
+			h.Set("Content-Type", "text/event-stream; charset=utf-8")
+			h.Set("Cache-Control", "no-cache")
+		}
 		c.w.WriteHeader(http.StatusOK)
 	}
-	sw.buf = sw.buf[:0]
-	if e.name != "" {
-		sw.buf = append(sw.buf, "event: "...)
-		sw.buf = append(sw.buf, e.name...)
-		sw.buf = append(sw.buf, '\n')
+	switch {
+	case sw.array:
+		if sw.events > 0 {
+			sw.buf = append(sw.buf, ",\r\n"...)
+		}
+		sw.buf = append(sw.buf, e.data...)
+	default:
+		if e.name != "" {
+			sw.buf = append(sw.buf, "event: "...)
+			sw.buf = append(sw.buf, e.name...)
+			sw.buf = append(sw.buf, '\n')
+		}
+		sw.buf = append(sw.buf, "data: "...)
+		sw.buf = append(sw.buf, e.data...)
+		sw.buf = append(sw.buf, "\n\n"...)
 	}
-	sw.buf = append(sw.buf, "data: "...)
-	sw.buf = append(sw.buf, e.data...)
-	sw.buf = append(sw.buf, "\n\n"...)
 	if _, err := c.w.Write(sw.buf); err != nil {
 		return false
 	}
@@ -150,34 +168,66 @@ func (sw *sseWriter) send(e sseEvent) bool {
 	return true
 }
 
-// streamAnswer streams an answer: after TTFT the headers, the pre events and
-// the first token event go out together; each further token waits for its
-// slot at TPS tokens per second; then the post events. It stops as soon as
-// the client goes away.
+// end closes the JSON array of array mode.
+func (sw *sseWriter) end() {
+	if sw.array && sw.events > 0 {
+		_, _ = sw.c.w.Write([]byte("]"))
+	}
+}
+
+// segment is a run of a stream: pre events sent as they are, then n token
+// events (token(0), …, token(n-1)) paced at Behavior.TPS.
+type segment struct {
+	pre   []sseEvent
+	n     int
+	token func(i int) sseEvent
+}
+
+// streamAnswer streams an answer of one segment; see streamSegments.
 func (c *call) streamAnswer(pre []sseEvent, n int, token func(i int) sseEvent, post func() []sseEvent) {
+	c.streamSegments([]segment{{pre: pre, n: n, token: token}}, post)
+}
+
+// streamSegments streams an answer: after TTFT the headers, the first
+// segment's pre events and its first token event go out together; each
+// further token, counted across segments, waits for its slot at TPS tokens
+// per second (a segment's pre events go out with its first token, or at
+// once when it has none); then
+// the post events. It stops as soon as the client goes away.
+func (c *call) streamSegments(segs []segment, post func() []sseEvent) {
 	if !c.sleep(c.b.TTFT) {
 		return
 	}
 	sw := c.sseWriter()
-	for _, e := range pre {
-		if !sw.send(e) {
-			return
-		}
-	}
 	var interval time.Duration
 	if c.b.TPS > 0 {
 		interval = time.Duration(float64(time.Second) / c.b.TPS)
 	}
 	first := c.s.clock.Now()
-	for i := range n {
-		if i > 0 && interval > 0 {
-			due := first.Add(time.Duration(i) * interval)
+	k := 0 // tokens sent so far
+	for _, seg := range segs {
+		if k > 0 && interval > 0 && seg.n > 0 {
+			due := first.Add(time.Duration(k) * interval)
 			if !c.sleep(due.Sub(c.s.clock.Now())) {
 				return
 			}
 		}
-		if !sw.send(token(i)) {
-			return
+		for _, e := range seg.pre {
+			if !sw.send(e) {
+				return
+			}
+		}
+		for i := range seg.n {
+			if i > 0 && interval > 0 {
+				due := first.Add(time.Duration(k) * interval)
+				if !c.sleep(due.Sub(c.s.clock.Now())) {
+					return
+				}
+			}
+			if !sw.send(seg.token(i)) {
+				return
+			}
+			k++
 		}
 	}
 	for _, e := range post() {
@@ -185,6 +235,7 @@ func (c *call) streamAnswer(pre []sseEvent, n int, token func(i int) sseEvent, p
 			return
 		}
 	}
+	sw.end()
 }
 
 // invalidBody answers 200 with a body a client cannot parse: truncated JSON,
@@ -203,6 +254,8 @@ func (c *call) invalidBody() {
 		sw.send(sseEvent{name: "message_start", data: []byte(`{"type":"message_start","message":{"id":"msg_broken","content":[`)})
 	case epResponses:
 		sw.send(sseEvent{name: "response.created", data: []byte(`{"type":"response.created","response":{"id":"resp_broken",`)})
+	case epStreamGenerate:
+		sw.send(sseEvent{data: []byte(`{"candidates":[{"content":{"parts":[{"text":"cut`)})
 	default:
 		sw.send(sseEvent{data: []byte(`{"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"delta":{"content":"cut`)})
 	}

@@ -23,8 +23,10 @@ type Stats struct {
 	// a request that never sent headers is not counted here.
 	ByStatus map[int]int64 `json:"by_status"`
 	// ByEndpoint counts requests by endpoint: "chat/completions",
-	// "completions", "embeddings", "responses", "messages", "models", or
-	// "unknown" for paths the mock does not serve.
+	// "completions", "embeddings", "responses", "messages", "models",
+	// Gemini's "generateContent", "streamGenerateContent", "countTokens",
+	// "embedContent" and "batchEmbedContents", or "unknown" for paths the
+	// mock does not serve.
 	ByEndpoint map[string]int64 `json:"by_endpoint"`
 	// LastMethod is the HTTP method of the last API request.
 	LastMethod string `json:"last_method"`

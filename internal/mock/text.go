@@ -19,12 +19,6 @@ var vocabulary = [...]string{
 	"requests", "wait", "others", "retry", "elsewhere", "fast", "slow", "warm", "cold",
 }
 
-// promptTokens estimates a request's prompt tokens from its body size:
-// bytes/4, at least 1.
-func promptTokens(body []byte) int {
-	return max(len(body)/4, 1)
-}
-
 // hash64 is FNV-1a of parts, separated so that ("ab","c") ≠ ("a","bc").
 func hash64(parts ...string) uint64 {
 	h := fnv.New64a()

@@ -96,8 +96,10 @@ func TestStreamUsageFields(t *testing.T) {
 	body := `{"model":"claude-3-5-haiku","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	frames := parseSSE(t, do(t, http.MethodPost, url+"/v1/messages", body).body)
 	start, delta := frames[0].data, frames[len(frames)-2].data
-	if got := gjson.Get(start, "message.usage.input_tokens").Int(); got != int64(len(body)/4) {
-		t.Errorf("message_start input_tokens = %d, want %d", got, len(body)/4)
+	// Prompt tokens are the body's bytes / 4, not counting "stream":true.
+	plain := func(body string) int64 { return int64(len(strings.Replace(body, `"stream":true,`, "", 1)) / 4) }
+	if got := gjson.Get(start, "message.usage.input_tokens").Int(); got != plain(body) {
+		t.Errorf("message_start input_tokens = %d, want %d", got, plain(body))
 	}
 	if got := gjson.Get(delta, "usage.output_tokens").Int(); got != 3 {
 		t.Errorf("message_delta output_tokens = %d, want 3", got)
@@ -112,8 +114,8 @@ func TestStreamUsageFields(t *testing.T) {
 	if got := gjson.Get(done, "response.usage.output_tokens").Int(); got != 3 {
 		t.Errorf("response.completed output_tokens = %d", got)
 	}
-	if got := gjson.Get(done, "response.usage.input_tokens").Int(); got != int64(len(body)/4) {
-		t.Errorf("response.completed input_tokens = %d, want %d", got, len(body)/4)
+	if got := gjson.Get(done, "response.usage.input_tokens").Int(); got != plain(body) {
+		t.Errorf("response.completed input_tokens = %d, want %d", got, plain(body))
 	}
 }
 

@@ -45,8 +45,8 @@ type anthropicEndpoint struct {
 	extra   map[string]string
 }
 
-func (e *anthropicEndpoint) Family() codec.Family { return codec.FamilyAnthropic }
-func (e *anthropicEndpoint) OpenStreamEnd() bool  { return false }
+func (e *anthropicEndpoint) Family(string) codec.Family { return codec.FamilyAnthropic }
+func (e *anthropicEndpoint) OpenStreamEnd() bool        { return false }
 
 func (e *anthropicEndpoint) authorize(h http.Header) {
 	setExtra(h, e.extra)

@@ -46,8 +46,8 @@ type azureEndpoint struct {
 	query string // api-version=V
 }
 
-func (e *azureEndpoint) Family() codec.Family { return codec.FamilyOpenAI }
-func (e *azureEndpoint) OpenStreamEnd() bool  { return false }
+func (e *azureEndpoint) Family(string) codec.Family { return codec.FamilyOpenAI }
+func (e *azureEndpoint) OpenStreamEnd() bool        { return false }
 
 // url addresses op: a deployment's operation, or the resource-level
 // responses and models.

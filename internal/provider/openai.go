@@ -54,8 +54,8 @@ func newBearer(u Upstream, openEnd bool) *bearerEndpoint {
 	return e
 }
 
-func (e *bearerEndpoint) Family() codec.Family { return codec.FamilyOpenAI }
-func (e *bearerEndpoint) OpenStreamEnd() bool  { return e.openEnd }
+func (e *bearerEndpoint) Family(string) codec.Family { return codec.FamilyOpenAI }
+func (e *bearerEndpoint) OpenStreamEnd() bool        { return e.openEnd }
 
 // authorize sets the configured headers and the bearer key.
 func (e *bearerEndpoint) authorize(h http.Header) {

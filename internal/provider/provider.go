@@ -8,6 +8,7 @@ package provider
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"slices"
 
@@ -21,6 +22,7 @@ const (
 	NameOpenAICompatible = "openai-compatible"
 	NameAzureOpenAI      = "azure-openai"
 	NameAnthropic        = "anthropic"
+	NameGemini           = "gemini"
 )
 
 // Upstream is what an adapter needs of one upstream's configuration.
@@ -35,6 +37,9 @@ type Upstream struct {
 	APIVersion string
 	// Headers are extra headers sent with every request.
 	Headers map[string]string
+	// Bedrock and Vertex are those providers' own settings; nil for others.
+	Bedrock *BedrockSettings
+	Vertex  *VertexSettings
 }
 
 // Problem is one invalid provider-specific setting.
@@ -59,8 +64,10 @@ type Provider interface {
 // Endpoint is one configured upstream as its adapter addresses it. It is
 // safe for concurrent use; the proxy calls it on the hot path.
 type Endpoint interface {
-	// Family is the wire family the upstream speaks.
-	Family() codec.Family
+	// Family is the wire family the upstream speaks for model (its own
+	// name for it, after model_map): Vertex serves Gemini models in
+	// Gemini's protocol and Anthropic's in Anthropic's.
+	Family(model string) codec.Family
 	// NewRequest builds the request of operation op (codec.Codec.Op) for
 	// the upstream's model name with body, whose headers start as h (the
 	// client's headers the gateway forwards). It places the model where the
@@ -117,7 +124,7 @@ func (r *Registry) Lookup(name string) (Provider, bool) {
 func (r *Registry) Names() []string { return slices.Clone(r.names) }
 
 // builtin is the registry of the providers Switchyard ships.
-var builtin = NewRegistry(OpenAI{}, Anthropic{}, AzureOpenAI{}, OpenAICompatible{})
+var builtin = NewRegistry(OpenAI{}, Anthropic{}, AzureOpenAI{}, OpenAICompatible{}, Gemini{})
 
 // Builtin returns the registry of the providers Switchyard ships.
 func Builtin() *Registry { return builtin }
@@ -137,4 +144,15 @@ func ClassifyStatus(status int) outcome.Class {
 		return outcome.ServerError
 	}
 	return outcome.ClientError
+}
+
+// Framer is an Endpoint whose streams are not server-sent events (Bedrock's
+// binary AWS event-stream). The proxy reads a streamed answer through
+// Events when it returns non-nil, else as SSE.
+type Framer interface {
+	// Events returns the events of a streamed answer whose headers are h,
+	// or nil when h does not announce the provider's stream framing. Each
+	// Event carries the frame's event type as Name and its payload as Data
+	// (Raw may be empty: such events are only ever translated).
+	Events(h http.Header, body io.Reader) codec.EventStream
 }

@@ -58,8 +58,8 @@ func TestBuiltinRequests(t *testing.T) {
 					t.Errorf("header %s = %q, want %q", k, got, v)
 				}
 			}
-			if ep.Family() != tc.family || ep.OpenStreamEnd() != tc.openEnd {
-				t.Errorf("family %v open end %v", ep.Family(), ep.OpenStreamEnd())
+			if ep.Family("") != tc.family || ep.OpenStreamEnd() != tc.openEnd {
+				t.Errorf("family %v open end %v", ep.Family(""), ep.OpenStreamEnd())
 			}
 			probe, err := ep.ProbeRequest(context.Background(), "models", tc.model)
 			if err != nil || probe.Method != http.MethodGet {
@@ -87,7 +87,7 @@ func TestClassifyStatus(t *testing.T) {
 }
 
 func TestChecksAndRegistry(t *testing.T) {
-	if got := Builtin().Names(); !slices.Equal(got, []string{NameOpenAI, NameAnthropic, NameAzureOpenAI, NameOpenAICompatible}) {
+	if got := Builtin().Names(); !slices.Equal(got, []string{NameOpenAI, NameAnthropic, NameAzureOpenAI, NameOpenAICompatible, NameGemini}) {
 		t.Fatalf("Names() = %v", got)
 	}
 	tests := []struct {
@@ -112,7 +112,7 @@ func TestChecksAndRegistry(t *testing.T) {
 	if p, _ := r.Lookup(NameOpenAI); p.Name() != NameOpenAI || p.Check(Upstream{}) != nil {
 		t.Fatal("With did not replace openai")
 	}
-	if len(r.Names()) != 4 {
+	if len(r.Names()) != 5 {
 		t.Fatalf("With changed the names: %v", r.Names())
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"switchyard/internal/config"
 	"switchyard/internal/metrics"
 	"switchyard/internal/outcome"
+	"switchyard/internal/provider"
 )
 
 // started is an attempt that reached its first byte and may be committed:
@@ -31,10 +32,25 @@ type started struct {
 	sent      time.Time     // when the request went out
 	headers   time.Duration // until the response headers
 	body      []byte        // a whole answer
-	events    *codec.EventReader
+	events    codec.EventStream
 	first     *codec.Event // a stream's first event, valid until events is read again
 	cancel    context.CancelCauseFunc
 	firstByte clock.Timer
+	wireState
+}
+
+// wireState is what a translated attempt adds: the upstream's protocol and
+// the answer's translation so far. Its zero value is a passthrough.
+type wireState struct {
+	// wire is the protocol the request was translated into; nil for a
+	// passthrough in the client's own protocol.
+	wire codec.Translator
+	// usage is a translated whole answer's usage.
+	usage *codec.Usage
+	// dec follows a translated stream; pending holds the chunks its first
+	// event yielded, not yet relayed.
+	dec     codec.StreamDecoder
+	pending []codec.Chunk
 }
 
 // close ends the attempt's context and timer and closes its body.
@@ -49,12 +65,18 @@ func (st *started) close() {
 // that failed before it: such an attempt wrote nothing and fails over.
 func (x *exchange) start(ctx context.Context, up *upstream, rs config.RouteSettings, model string, body []byte) (*started, outcome.Outcome) {
 	upModel := up.upstreamModel(model)
-	body, err := x.codec.Encode(body, modelChange(model, upModel), up.ep.Family())
+	wire := x.wire(up, model)
+	var err error
+	if wire == nil {
+		body, err = x.codec.Encode(body, modelChange(model, upModel), up.family(model))
+	} else {
+		body, err = x.encodeFor(wire, rs, upModel)
+	}
 	if err != nil {
 		return nil, outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorMalformed, Detail: "encoding request: " + err.Error()}
 	}
 	actx, cancel := context.WithCancelCause(ctx)
-	st := &started{up: up, rs: rs, cancel: cancel}
+	st := &started{up: up, rs: rs, cancel: cancel, wireState: wireState{wire: wire}}
 	st.firstByte = x.s.opts.Clock.AfterFunc(rs.FirstByteTimeout, func() { cancel(errFirstByteTimeout) })
 	o := x.send(actx, st, upModel, body)
 	if o.Class != outcome.Success {
@@ -83,8 +105,12 @@ func modelChange(model, upModel string) string {
 func (x *exchange) send(actx context.Context, st *started, upModel string, body []byte) outcome.Outcome {
 	up := st.up
 	h := make(http.Header, len(x.r.Header)+2)
-	copyRequestHeaders(h, x.r.Header)
-	req, err := up.ep.NewRequest(actx, x.codec.Op(x.stream), upModel, body, h)
+	copyRequestHeaders(h, x.r.Header, st.wire != nil)
+	var proto codec.Codec = x.codec
+	if st.wire != nil {
+		proto = st.wire
+	}
+	req, err := up.ep.NewRequest(actx, proto.Op(x.stream), upModel, body, h)
 	if err != nil {
 		return outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorMalformed, Detail: "building request: " + err.Error()}
 	}
@@ -100,8 +126,10 @@ func (x *exchange) send(actx context.Context, st *started, upModel string, body 
 		return x.answerFailure(st)
 	}
 	st.class = outcome.Success
-	if x.stream && isEventStream(resp.Header) {
-		return x.firstEvent(actx, st)
+	if x.stream {
+		if st.events = eventsOf(up, resp); st.events != nil {
+			return x.firstEvent(actx, st)
+		}
 	}
 	// A whole answer's first byte is its headers: from here only the
 	// request's own timeout bounds reading it.
@@ -120,6 +148,9 @@ func (x *exchange) answerFailure(st *started) outcome.Outcome {
 	switch o.Class {
 	case outcome.ClientError:
 		st.class, st.body = outcome.ClientError, errBody
+		if st.wire != nil {
+			x.translateError(st)
+		}
 		return outcome.Outcome{Class: outcome.Success}
 	case outcome.RateLimited:
 		cd := x.s.opts.State.RateLimited(up.cfg.Name, resp.Header, errBody, o.Cooldown)
@@ -158,13 +189,15 @@ func (x *exchange) readWhole(actx context.Context, st *started) outcome.Outcome 
 		return outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorMalformed, Detail: "malformed upstream response (invalid JSON)"}
 	}
 	st.body = body
+	if st.wire != nil {
+		return x.translateWhole(st)
+	}
 	return outcome.Outcome{Class: outcome.Success}
 }
 
 // firstEvent waits for a stream's first event and checks that it can start
 // the client's stream.
 func (x *exchange) firstEvent(actx context.Context, st *started) outcome.Outcome {
-	st.events = codec.NewEventReader(st.resp.Body)
 	ev, err := st.events.Next()
 	if err != nil {
 		return x.streamFailure(actx, err, "stream ended before its first event")
@@ -173,6 +206,11 @@ func (x *exchange) firstEvent(actx context.Context, st *started) outcome.Outcome
 		// Nothing is written yet: fail over like an invalid JSON body.
 		return outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorMalformed,
 			Detail: "malformed upstream stream (first event is not SSE with JSON data)"}
+	}
+	if st.wire != nil {
+		if o := x.translateFirst(st, ev); o.Class != outcome.Success {
+			return o
+		}
 	}
 	st.firstByte.Stop()
 	st.first = ev
@@ -229,6 +267,21 @@ func limitLabel(t string) string {
 		return metrics.LimitUnknown
 	}
 	return t
+}
+
+// eventsOf returns the events of a streamed answer: in the framing of up's
+// provider when it has its own (provider.Framer), else SSE; nil when resp
+// is not a stream.
+func eventsOf(up *upstream, resp *http.Response) codec.EventStream {
+	if f, ok := up.ep.(provider.Framer); ok {
+		if es := f.Events(resp.Header, resp.Body); es != nil {
+			return es
+		}
+	}
+	if isEventStream(resp.Header) {
+		return codec.NewEventReader(resp.Body)
+	}
+	return nil
 }
 
 func isEventStream(h http.Header) bool {

@@ -190,7 +190,13 @@ func (c *Catalog) authenticate(r *http.Request) (*clientKey, error) {
 		}
 	}
 	if secret == "" {
-		return nil, newError(ErrUnauthorized, "missing API key: send Authorization: Bearer <key> or x-api-key")
+		secret = r.Header.Get("X-Goog-Api-Key")
+	}
+	if secret == "" && r.URL.RawQuery != "" {
+		secret = r.URL.Query().Get("key")
+	}
+	if secret == "" {
+		return nil, newError(ErrUnauthorized, "missing API key: send Authorization: Bearer <key>, x-api-key, x-goog-api-key or ?key=")
 	}
 	k := c.keys[sha256.Sum256([]byte(secret))]
 	if k == nil {
@@ -225,12 +231,13 @@ func (k *clientKey) reaches(name string) bool {
 	return k == nil || k.upstreams == nil || k.upstreams[name]
 }
 
-// candidates returns the upstreams of family f that serve model and that
-// key k (nil: any key) may reach, inactive ones included.
-func (c *Catalog) candidates(model string, k *clientKey, f codec.Family) []*upstream {
+// candidates returns the upstreams of family f (of any family with
+// anyFamily: the request may be translated) that serve model and that key
+// k (nil: any key) may reach, inactive ones included.
+func (c *Catalog) candidates(model string, k *clientKey, f codec.Family, anyFamily bool) []*upstream {
 	var out []*upstream
 	for _, u := range c.upstreams {
-		if u.ep.Family() == f && k.reaches(u.cfg.Name) && config.MatchAny(u.cfg.Models, model) {
+		if (anyFamily || u.family(model) == f) && k.reaches(u.cfg.Name) && config.MatchAny(u.cfg.Models, model) {
 			out = append(out, u)
 		}
 	}
@@ -277,6 +284,9 @@ func (u *upstream) upstreamModel(m string) string {
 	}
 	return m
 }
+
+// family is the wire family u speaks for client model m.
+func (u *upstream) family(m string) codec.Family { return u.ep.Family(u.upstreamModel(m)) }
 
 // balancer returns the balancer of c's route for r's pattern when its
 // strategy is r's, nil otherwise (and for a nil c).

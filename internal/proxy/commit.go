@@ -16,6 +16,9 @@ func (x *exchange) commit(st *started) outcome.Outcome {
 	defer st.close()
 	x.log.Upstream = st.up.cfg.Name
 	x.log.Status = st.resp.StatusCode
+	if st.wire != nil {
+		x.log.Translated = x.translatedName(st)
+	}
 	if st.first != nil {
 		return x.relayStream(st)
 	}
@@ -29,14 +32,21 @@ func (x *exchange) relayBody(st *started) outcome.Outcome {
 	o := outcome.Outcome{Class: st.class, Status: st.resp.StatusCode, Headers: st.headers}
 	if st.class == outcome.Success {
 		o.Latency = x.log.TTFT
-		o.InputTokens, o.OutputTokens = x.codec.Usage(st.body)
+		if st.usage != nil {
+			o.InputTokens, o.OutputTokens = st.usage.Input, st.usage.Output
+		} else {
+			o.InputTokens, o.OutputTokens = x.codec.Usage(st.body)
+		}
 		x.log.InputTokens, x.log.OutputTokens = o.InputTokens, o.OutputTokens
 	} else {
 		x.log.ErrorClass = "upstream_client_error"
 	}
 	h := x.w.Header()
 	copyResponseHeaders(h, st.resp.Header)
-	x.setGatewayHeaders(st.up)
+	x.setGatewayHeaders(st)
+	if st.wire != nil {
+		h.Set("Content-Type", "application/json")
+	}
 	h.Set("Content-Length", strconv.Itoa(len(st.body)))
 	x.w.WriteHeader(st.resp.StatusCode)
 	if _, err := x.w.Write(st.body); err != nil {
@@ -46,31 +56,40 @@ func (x *exchange) relayBody(st *started) outcome.Outcome {
 }
 
 // relayStream passes an SSE answer to the client event by event, flushing
-// each at once. A break after the first event ends the client's stream
-// with its protocol's error event.
+// each at once: as it is, or translated into the client's protocol. A break
+// after the first event ends the client's stream with its protocol's error
+// event.
 func (x *exchange) relayStream(st *started) outcome.Outcome {
 	firstAt := x.s.opts.Clock.Now()
 	x.log.TTFT = firstAt.Sub(st.sent)
 	h := x.w.Header()
 	copyResponseHeaders(h, st.resp.Header)
-	x.setGatewayHeaders(st.up)
+	x.setGatewayHeaders(st)
 	x.w.WriteHeader(st.resp.StatusCode)
 	rc := http.NewResponseController(x.w)
 	idle := x.s.opts.Clock.AfterFunc(st.rs.StreamIdleTimeout, func() { st.cancel(errStreamIdle) })
 	defer idle.Stop()
 
 	var scan codecState
+	rel := x.relayFor(st)
 	ev := st.first
 	for {
-		x.codec.Observe(&scan.StreamState, ev)
+		out, rerr := rel.relay(ev, &scan.StreamState)
 		x.log.InputTokens, x.log.OutputTokens = scan.In, scan.Out
-		if _, err := x.w.Write(ev.Raw); err != nil {
-			return scan.outcome(outcome.Of(outcome.Canceled, "client canceled"))
+		if len(out) > 0 {
+			if _, err := x.w.Write(out); err != nil {
+				return scan.outcome(outcome.Of(outcome.Canceled, "client canceled"))
+			}
+			_ = rc.Flush()
 		}
-		_ = rc.Flush()
 		var err error
-		ev, err = st.events.Next()
+		if rerr == nil {
+			ev, err = st.events.Next()
+		}
 		if err == io.EOF && (scan.Finished || st.up.ep.OpenStreamEnd()) {
+			if !scan.Finished {
+				_, _ = x.w.Write(rel.end(&scan.StreamState))
+			}
 			o := scan.outcome(outcome.Outcome{Class: outcome.Success, Status: st.resp.StatusCode, TTFT: x.log.TTFT})
 			if d := x.s.opts.Clock.Now().Sub(firstAt); d > 0 && scan.Out > 0 {
 				o.TPS = float64(scan.Out) / d.Seconds()
@@ -79,6 +98,9 @@ func (x *exchange) relayStream(st *started) outcome.Outcome {
 		}
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
+		}
+		if err == nil && rerr != nil {
+			err = rerr
 		}
 		if err != nil {
 			o := scan.outcome(x.streamFailure(st.resp.Request.Context(), err, "stream interrupted"))
@@ -96,10 +118,13 @@ func (x *exchange) relayStream(st *started) outcome.Outcome {
 
 // setGatewayHeaders adds the X-Switchyard-* headers of DESIGN.md §3.
 // X-Request-Id is set when the request arrives.
-func (x *exchange) setGatewayHeaders(up *upstream) {
+func (x *exchange) setGatewayHeaders(st *started) {
 	h := x.w.Header()
-	h["X-Switchyard-Upstream"] = up.nameValue
+	h["X-Switchyard-Upstream"] = st.up.nameValue
 	h["X-Switchyard-Attempts"] = attemptsValue(x.tally.attempts)
+	if st.wire != nil {
+		h.Set("X-Switchyard-Translated", x.log.Translated)
+	}
 }
 
 // attemptsValues are the X-Switchyard-Attempts values of the usual attempt

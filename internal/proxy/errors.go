@@ -18,6 +18,9 @@ var (
 	ErrInvalidRequest = errors.New("invalid request")
 	// ErrMissingModel: the body has no "model" string (400).
 	ErrMissingModel = errors.New(`request body has no "model" field`)
+	// ErrIncompatible: the request uses something no candidate's protocol
+	// can express (400, DESIGN.md §9).
+	ErrIncompatible = errors.New("request cannot be expressed in any upstream's protocol")
 	// ErrUnauthorized: no key, or an unknown key (401).
 	ErrUnauthorized = errors.New("invalid API key")
 	// ErrModelNotAllowed: the key may not use this model (403).
@@ -78,6 +81,8 @@ func apiErrorFor(err error) *apiError {
 		return &apiError{status: 400, kind: "invalid_request_error", code: "missing_model", msg: err.Error()}
 	case errors.Is(err, ErrInvalidRequest):
 		return &apiError{status: 400, kind: "invalid_request_error", code: "invalid_request", msg: err.Error()}
+	case errors.Is(err, ErrIncompatible):
+		return &apiError{status: 400, kind: "invalid_request_error", code: "incompatible_request", msg: err.Error()}
 	case errors.Is(err, ErrUnauthorized):
 		return &apiError{status: 401, kind: "authentication_error", code: "invalid_api_key", msg: err.Error()}
 	case errors.Is(err, ErrModelNotAllowed):

@@ -40,12 +40,15 @@ type exchange struct {
 	est     int64 // estimated tokens: prompt bytes/4 + max_tokens
 	session sessionRef
 	tally   tally
+	tr      translation
 	log     store.RequestLog
 }
 
 // serveProxy handles one proxied client request end to end.
-func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, c codec.Codec) {
-	x := &exchange{s: s, w: w, r: r, codec: c, cat: s.catalog.Load(), began: s.opts.Clock.Now()}
+func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, cl call) {
+	c := cl.codec
+	x := &exchange{s: s, w: w, r: r, codec: c, cat: s.catalog.Load(), began: s.opts.Clock.Now(),
+		model: cl.model, stream: cl.stream}
 	x.log = store.RequestLog{ID: requestID(r), Time: x.began}
 	w.Header().Set("X-Request-Id", x.log.ID)
 	if err := x.run(); err != nil {
@@ -85,6 +88,7 @@ func (x *exchange) run() error {
 		return newError(ErrModelNotAllowed, fmt.Sprintf("model %q is not allowed for this key", x.model))
 	}
 	rt := x.cat.route(x.model)
+	x.tr.client = translates(x.codec, rt.cfg.RouteSettings)
 	if int64(len(x.body)) > rt.cfg.MaxBodyBytes {
 		return newError(ErrBodyTooLarge, bodyTooLargeMsg(rt.cfg.MaxBodyBytes))
 	}
@@ -102,7 +106,8 @@ func (x *exchange) run() error {
 	return x.loop(ctx, rt)
 }
 
-// peek reads model and stream from the body without decoding it whole.
+// peek reads model and stream from the body without decoding it whole;
+// a model and stream the path gave (Gemini) stand.
 func (x *exchange) peek() error {
 	// RFC 8259 §8.1: JSON text is UTF-8; gjson does not check strings.
 	if !gjson.ValidBytes(x.body) || !utf8.Valid(x.body) {
@@ -135,14 +140,17 @@ func (x *exchange) peek() error {
 		}
 		return true
 	})
-	if !model.Exists() || model.Type == gjson.Null {
-		return newError(ErrMissingModel, "")
+	if x.model == "" {
+		if !model.Exists() || model.Type == gjson.Null {
+			return newError(ErrMissingModel, "")
+		}
+		if model.Type != gjson.String || model.Str == "" {
+			return newError(ErrInvalidRequest, `"model" must be a non-empty string`)
+		}
+		x.model = model.Str
 	}
-	if model.Type != gjson.String || model.Str == "" {
-		return newError(ErrInvalidRequest, `"model" must be a non-empty string`)
-	}
-	x.model, x.log.Model = model.Str, model.Str
-	if stream.Exists() && stream.Type != gjson.Null {
+	x.log.Model = x.model
+	if stream.Exists() && stream.Type != gjson.Null && !x.stream {
 		if stream.Type != gjson.True && stream.Type != gjson.False {
 			return newError(ErrInvalidRequest, `"stream" must be a boolean`)
 		}

@@ -14,7 +14,7 @@ var hopHeaders = []string{
 // clientOnlyHeaders carry the client's credentials or describe the client
 // connection; they never reach an upstream.
 var clientOnlyHeaders = []string{
-	"Authorization", "X-Api-Key", "Api-Key", "Cookie", "Host", "Content-Length", "Accept-Encoding",
+	"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key", "Cookie", "Host", "Content-Length", "Accept-Encoding",
 }
 
 // upstreamOnlyHeaders describe the upstream account; they never reach the client.
@@ -27,6 +27,11 @@ var upstreamOnlyHeaders = []string{
 func isUpstreamAccountHeader(name string) bool {
 	return hasPrefixFold(name, "x-ratelimit-") || hasPrefixFold(name, "anthropic-ratelimit-") ||
 		hasPrefixFold(name, "x-switchyard-")
+}
+
+// isProtocolHeader reports headers that belong to one family's protocol.
+func isProtocolHeader(name string) bool {
+	return hasPrefixFold(name, "anthropic-") || hasPrefixFold(name, "openai-") || hasPrefixFold(name, "x-goog-")
 }
 
 // hasPrefixFold is strings.HasPrefix ignoring ASCII case, without allocating.
@@ -61,10 +66,13 @@ func skipped(set map[string]bool, k string) bool {
 	return k != "" && k[0] >= 'a' && k[0] <= 'z' && set[http.CanonicalHeaderKey(k)]
 }
 
-// copyRequestHeaders copies the client's headers that may go upstream.
-func copyRequestHeaders(dst, src http.Header) {
+// copyRequestHeaders copies the client's headers that may go upstream. A
+// translated request leaves the client protocol's own headers behind
+// (anthropic-*, openai-*, x-goog-*): they would mean nothing, or something
+// else, to an upstream of another family.
+func copyRequestHeaders(dst, src http.Header, translated bool) {
 	for k, vs := range src {
-		if skipped(notToUpstream, k) || isUpstreamAccountHeader(k) {
+		if skipped(notToUpstream, k) || isUpstreamAccountHeader(k) || translated && isProtocolHeader(k) {
 			continue
 		}
 		dst[k] = vs // shared, never appended to: Set and Del replace whole entries

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidwall/sjson"
-
 	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/clock"
@@ -65,7 +63,13 @@ func (x *exchange) loop(ctx context.Context, rt *route) error {
 		}
 	}
 	if !x.tally.found {
+		if x.countLocally() {
+			return nil
+		}
 		return newError(ErrModelNotFound, fmt.Sprintf("no upstream serves model %q", x.model))
+	}
+	if x.tally.attempts == 0 && x.tr.incompatible != "" && ctx.Err() == nil {
+		return x.incompatibleError()
 	}
 	return x.exhausted()
 }
@@ -74,7 +78,7 @@ func (x *exchange) loop(ctx context.Context, rt *route) error {
 // a response was written. When every candidate is cooling down or full, it
 // waits up to the route's max_wait for the first to free up.
 func (x *exchange) tryModel(ctx context.Context, model string, fallback bool) bool {
-	ups := x.cat.candidates(model, x.key, x.codec.Family())
+	ups := x.cat.candidates(model, x.key, x.codec.Family(), x.tr.client != nil)
 	if len(ups) == 0 {
 		return false
 	}
@@ -83,7 +87,7 @@ func (x *exchange) tryModel(ctx context.Context, model string, fallback bool) bo
 	body := x.body
 	if fallback {
 		var err error
-		if body, err = sjson.SetBytes(x.body, "model", model); err != nil {
+		if body, err = x.codec.Encode(x.body, model, x.codec.Family()); err != nil {
 			x.tally.failures = append(x.tally.failures, failure{detail: "rewriting model for fallback: " + err.Error()})
 			return false
 		}
@@ -106,12 +110,18 @@ func (x *exchange) tryModel(ctx context.Context, model string, fallback bool) bo
 // returns it with the shortest wait until an unavailable candidate frees up.
 func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*upstream, bodyLen int64) (balancer.Plan, time.Duration) {
 	cands, wait := x.s.snapshot(ups, x.est)
+	if x.tr.client != nil {
+		x.markCompatible(cands, ups, model)
+	}
 	req := balancer.Request{
 		RequestID: x.log.ID, Model: model, Key: x.key.cfg.Name, Stream: x.stream, K: 1 + rt.cfg.Retries,
 		BodyLen: bodyLen,
 	}
 	x.pin(ctx, &req, rt)
 	plan := rt.bal.Plan(req, cands)
+	if len(plan.Order)+len(plan.Waitable) == 0 {
+		x.noteIncompatible(&plan.Decision)
+	}
 	if x.session.id != "" && rt.affinityOn {
 		x.s.opts.Metrics.Affinity(plan.Decision.Affinity.Result)
 	}
@@ -240,6 +250,16 @@ func (x *exchange) exhausted() error {
 		return e
 	}
 	return newError(ErrNoUpstream, fmt.Sprintf("all %d upstream attempts failed%s", t.attempts, t.summary()))
+}
+
+// noted reports whether a failure of upstream name is recorded already.
+func (t *tally) noted(name string) bool {
+	for _, f := range t.failures {
+		if f.upstream == name {
+			return true
+		}
+	}
+	return false
 }
 
 // allRateLimited reports whether every failure was an upstream's 429.

@@ -33,8 +33,8 @@ func (fakeProvider) New(u provider.Upstream) provider.Endpoint {
 
 type fakeEndpoint struct{ base, key string }
 
-func (e *fakeEndpoint) Family() codec.Family { return codec.FamilyOpenAI }
-func (e *fakeEndpoint) OpenStreamEnd() bool  { return false }
+func (e *fakeEndpoint) Family(string) codec.Family { return codec.FamilyOpenAI }
+func (e *fakeEndpoint) OpenStreamEnd() bool        { return false }
 
 func (e *fakeEndpoint) NewRequest(ctx context.Context, _, model string, body []byte, h http.Header) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/models/"+url.PathEscape(model)+"/generate", strings.NewReader(string(body)))

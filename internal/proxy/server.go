@@ -6,13 +6,14 @@ package proxy
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -122,29 +123,45 @@ func (s *Server) Catalog() *Catalog { return s.catalog.Load() }
 // ServeHTTP routes the client API: the proxied endpoints and GET /v1/models.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
-	if c, ok := endpoints[path]; ok {
+	cl, ok := call{codec: endpoints[path]}, endpoints[path] != nil
+	if !ok {
+		cl, ok = geminiCall(path)
+	}
+	if ok {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
-			writeError(w, c, newError(ErrMethodNotAllowed, r.Method+" "+path+" is not allowed; use POST"))
+			writeError(w, cl.codec, newError(ErrMethodNotAllowed, r.Method+" "+path+" is not allowed; use POST"))
 			return
 		}
-		s.serveProxy(w, r, c)
+		s.serveProxy(w, r, cl)
 		return
 	}
-	if path == "/v1/models" {
+	if path == "/v1/models" || path == "/v1beta/models" || modelPath(path) != "" {
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", http.MethodGet)
-			writeError(w, clientCodec(r), newError(ErrMethodNotAllowed, r.Method+" /v1/models is not allowed; use GET"))
+			writeError(w, clientCodec(r), newError(ErrMethodNotAllowed, r.Method+" "+path+" is not allowed; use GET"))
 			return
 		}
-		s.serveModels(w, r)
+		s.serveModels(w, r, modelPath(path))
 		return
 	}
 	writeError(w, clientCodec(r), newError(ErrNotFound, "unknown endpoint "+r.Method+" "+r.URL.Path))
 }
 
-// serveModels lists the models the caller's key may use, in the caller's protocol.
-func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
+// modelPath returns the model id of GET /v1/models/{id} (Gemini:
+// /v1beta/models/{id}), or "".
+func modelPath(path string) string {
+	for _, prefix := range []string{"/v1/models/", "/v1beta/models/"} {
+		if id, ok := strings.CutPrefix(path, prefix); ok && !strings.Contains(id, ":") {
+			return id
+		}
+	}
+	return ""
+}
+
+// serveModels lists the models the caller's key may use, or describes one
+// (id non-empty), in the caller's protocol.
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, id string) {
 	c := clientCodec(r)
 	cat := s.catalog.Load()
 	key, err := cat.authenticate(r)
@@ -157,26 +174,16 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	names := cat.models(key)
-	var body any
-	if c.Family() == codec.FamilyAnthropic {
-		data := make([]map[string]any, len(names))
-		for i, n := range names {
-			data[i] = map[string]any{"type": "model", "id": n, "display_name": n, "created_at": "1970-01-01T00:00:00Z"}
+	body := codec.ModelList(c.Family(), names)
+	if id != "" {
+		if i, found := slices.BinarySearch(names, id); !found || names[i] != id {
+			writeError(w, c, newError(ErrModelNotFound, fmt.Sprintf("model %q does not exist or this key may not use it", id)))
+			return
 		}
-		first, last := "", ""
-		if len(names) > 0 {
-			first, last = names[0], names[len(names)-1]
-		}
-		body = map[string]any{"data": data, "has_more": false, "first_id": first, "last_id": last}
-	} else {
-		data := make([]map[string]any, len(names))
-		for i, n := range names {
-			data[i] = map[string]any{"id": n, "object": "model", "created": 0, "owned_by": "switchyard"}
-		}
-		body = map[string]any{"object": "list", "data": data}
+		body = codec.ModelObject(c.Family(), id)
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(body)
+	_, _ = w.Write(body)
 }
 
 // requestID returns the client's X-Request-Id when it is sane, else a new one.

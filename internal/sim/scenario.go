@@ -241,5 +241,5 @@ func defaultBucket(d time.Duration) time.Duration {
 // protocol, whose rate-limit headers its model then sends.
 func speaksAnthropic(u config.Upstream) bool {
 	p, ok := adapters.Builtin().Lookup(u.Provider)
-	return ok && p.New(u.Adapter()).Family() == codec.FamilyAnthropic
+	return ok && p.New(u.Adapter()).Family("") == codec.FamilyAnthropic
 }

@@ -156,6 +156,10 @@ type RequestLog struct {
 	ErrorClass string `json:"error_class,omitempty"`
 	// Error is a short, secret-free error message; "" on success.
 	Error string `json:"error,omitempty"`
+	// Translated is "<client protocol>-><upstream protocol>" when the
+	// request was translated for the upstream that served it (DESIGN.md
+	// §9), "" when it passed through.
+	Translated string `json:"translated,omitempty"`
 }
 
 // UsageTotal is what the request logs of one (Upstream, Key) pair add up to

@@ -64,6 +64,8 @@ func Route(model string) config.Route {
 			StreamIdleTimeout: 45 * time.Second,
 			RetryBudget:       0.35,
 			MaxWait:           750 * time.Millisecond,
+			Translate:         true,
+			DefaultMaxTokens:  8192,
 		},
 		FallbackModels: []string{"gpt-4o-mini", "claude-3-5-haiku"},
 		Affinity:       config.RouteAffinity{Enabled: &enabled, SlidingTTL: 2 * time.Minute, AbsoluteTTL: time.Hour},
@@ -88,6 +90,7 @@ func Log(i int) store.RequestLog {
 		OutputTokens: 4321,
 		ErrorClass:   "server_error",
 		Error:        "upstream reset the connection",
+		Translated:   "anthropic->openai-chat",
 	}
 }
 

@@ -85,9 +85,11 @@ func EncodeRoute(r config.Route) ([]byte, error) {
 	return spec, nil
 }
 
-// DecodeRoute rebuilds a route from its model and spec columns.
+// DecodeRoute rebuilds a route from its model and spec columns. A setting
+// missing from the spec (one added after the route was stored) takes its
+// default.
 func DecodeRoute(model string, spec []byte) (config.Route, error) {
-	var r config.Route
+	r := config.Route{RouteSettings: config.Default().Defaults}
 	if err := json.Unmarshal(spec, &r); err != nil {
 		return config.Route{}, fmt.Errorf("decoding %q: %w", model, err)
 	}

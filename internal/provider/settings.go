@@ -1,0 +1,35 @@
+package provider
+
+// BedrockSettings are an AWS Bedrock upstream's settings (the config's
+// `upstreams[].bedrock` block; DESIGN.md §9).
+type BedrockSettings struct {
+	// Region is the AWS region (us-east-1, …); it picks the default
+	// base_url and signs the requests. Required.
+	Region string `yaml:"region" json:"region"`
+	// AccessKeyID and SecretAccessKey sign requests with SigV4; both or
+	// neither. Without them the upstream's api_key is sent as a Bedrock
+	// API key (Authorization: Bearer). SecretAccessKey is a secret: never
+	// logged or returned.
+	AccessKeyID     string `yaml:"access_key_id" json:"access_key_id,omitempty"`
+	SecretAccessKey string `yaml:"secret_access_key" json:"secret_access_key,omitempty"`
+	// SessionToken is the temporary credentials' token, when they are; a
+	// secret.
+	SessionToken string `yaml:"session_token" json:"session_token,omitempty"`
+}
+
+// VertexSettings are a Google Vertex AI upstream's settings (the config's
+// `upstreams[].vertex` block; DESIGN.md §9).
+type VertexSettings struct {
+	// Project is the Google Cloud project id. Required.
+	Project string `yaml:"project" json:"project"`
+	// Location is the region (us-east5, europe-west1, global, …). Required.
+	Location string `yaml:"location" json:"location"`
+	// CredentialsFile is the path of a service-account JSON key; or
+	// CredentialsJSON holds the key itself (a secret). Exactly one.
+	CredentialsFile string `yaml:"credentials_file" json:"credentials_file,omitempty"`
+	CredentialsJSON string `yaml:"credentials_json" json:"credentials_json,omitempty"`
+}
+
+// SecretPaths are the provider settings, as paths below an upstream, that
+// hold secrets: logs, errors and the admin API never show them.
+var SecretPaths = []string{"bedrock.secret_access_key", "bedrock.session_token", "vertex.credentials_json"}
