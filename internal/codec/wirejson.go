@@ -79,6 +79,9 @@ func wireFloat(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
 
+// wireBool appends true or false.
+func wireBool(b []byte, v bool) []byte { return strconv.AppendBool(b, v) }
+
 // wireStringOrNull writes s, or null when it is empty.
 func wireStringOrNull(b []byte, s string) []byte {
 	if s == "" {
