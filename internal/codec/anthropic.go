@@ -7,7 +7,8 @@ import (
 )
 
 // Anthropic is the Anthropic Messages API: message_start carries the input
-// tokens, message_delta the output count, message_stop ends a stream.
+// tokens, message_delta the output count, message_stop ends a stream. It is
+// a Translator too (anthropic_translate.go, anthropic_stream.go).
 var Anthropic Codec = anthropic{}
 
 var _ Codec = anthropic{}
