@@ -96,16 +96,16 @@ func (d *geminiRequestDecoder) generationConfig(v gjson.Result) error {
 			r.Stop, err = gjStrings(f, "generationConfig.stopSequences")
 		case "candidateCount":
 			if f.Int() > 1 {
-				r.Need("n", "openai-chat", "gemini")
+				r.Need("n", "gemini")
 			}
 		case "thinkingConfig":
 			d.thinkingConfig(f)
 		case "responseMimeType":
 			if f.Str == "application/json" || f.Str == "text/x.enum" {
-				r.Need("response_format", "openai-chat", "openai-responses", "gemini")
+				r.Need("response_format", "gemini")
 			}
 		case "responseSchema", "responseJsonSchema", "_responseJsonSchema":
-			r.Need("response_format", "openai-chat", "openai-responses", "gemini")
+			r.Need("response_format", "gemini")
 		case "responseModalities":
 			f.ForEach(func(_, m gjson.Result) bool {
 				if !strings.EqualFold(m.Str, "TEXT") {

@@ -133,7 +133,7 @@ func (d *chatRequestDecoder) needs(f *chatFields) error {
 		return err
 	}
 	if n > 1 {
-		r.Need("n", "openai-chat", "gemini")
+		r.Need("n", "openai-chat")
 	}
 	if f.logprobs.Type == gjson.True || !isNull(f.topLogprobs) {
 		r.Need("logprobs", "openai-chat")
@@ -143,7 +143,7 @@ func (d *chatRequestDecoder) needs(f *chatFields) error {
 	}
 	switch t := f.responseFormat.Get("type").Str; t {
 	case "json_object", "json_schema":
-		r.Need("response_format", "openai-chat", "openai-responses", "gemini")
+		r.Need("response_format", "openai-chat")
 	}
 	if !isNull(f.audio) || modalitiesHaveAudio(f.modalities) {
 		r.Need("audio", "openai-chat")

@@ -124,10 +124,10 @@ func (d *responsesRequestDecoder) needs(f *responsesFields) error {
 	}
 	switch f.text.Get("format.type").Str {
 	case "json_schema", "json_object":
-		r.Need("response_format", "openai-chat", "openai-responses", "gemini")
+		r.Need("response_format", "openai-responses")
 	}
 	if f.topLogprobs.Type == gjson.Number && f.topLogprobs.Num > 0 {
-		r.Need("logprobs", "openai-chat", "openai-responses")
+		r.Need("logprobs", "openai-responses")
 	}
 	if !isNull(f.prompt) {
 		r.Need("prompt", "openai-responses")

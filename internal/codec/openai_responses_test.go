@@ -83,8 +83,8 @@ func TestOpenAIResponsesDecodeRequest(t *testing.T) {
 					{"role":"user","content":[{"type":"input_image","file_id":"file-1"},{"type":"input_file","file_id":"file-2"}]}]}`,
 			want: Request{Model: "m", Needs: []Feature{
 				respOnly("previous_response_id"), respOnly("conversation"), respOnly("background"),
-				{Name: "response_format", Protocols: []string{"openai-chat", "openai-responses", "gemini"}},
-				{Name: "logprobs", Protocols: []string{"openai-chat", "openai-responses"}},
+				{Name: "response_format", Protocols: []string{"openai-responses"}},
+				{Name: "logprobs", Protocols: []string{"openai-responses"}},
 				respOnly("prompt"), respOnly("item:item_reference"), respOnly("item:web_search_call"), respOnly("file_id"), respOnly("input_file"),
 				respOnly("tool:web_search"), respOnly("tool:file_search"), respOnly("tool:code_interpreter"),
 				respOnly("tool:computer_use_preview"), respOnly("tool:mcp"), respOnly("tool:image_generation"),
