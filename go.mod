@@ -15,6 +15,7 @@ require (
 	github.com/tidwall/gjson v1.20.3
 	github.com/tidwall/sjson v1.2.9
 	golang.org/x/net v0.62.0
+	golang.org/x/oauth2 v0.38.0
 	google.golang.org/genai v1.77.0
 	modernc.org/sqlite v1.62.0
 )
