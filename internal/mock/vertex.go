@@ -202,11 +202,12 @@ func (c *call) publisherModel() {
 	if c.rt.proto == protoAnthropic {
 		pub = "anthropic"
 	}
-	known := strings.HasPrefix(id, "claude") == (pub == "anthropic") &&
-		(strings.HasPrefix(id, "claude") || strings.HasPrefix(id, "gemini"))
+	claude := strings.HasPrefix(id, "claude")
+	known := claude || strings.HasPrefix(id, "gemini")
 	for _, m := range c.s.models {
 		known = known || m == id
 	}
+	known = known && claude == (pub == "anthropic")
 	name := "publishers/" + pub + "/models/" + id
 	if !known {
 		c.fail(statusError(protoGemini, http.StatusNotFound, "Publisher Model `"+name+"` not found."))
