@@ -121,10 +121,10 @@ type bearerValue struct {
 
 // newTokenSource returns the token source of v's service account.
 //
-// It is built on google.JWTConfigFromJSON rather than CredentialsFromJSON:
-// the latter wraps its cache in an error-wrapping source, under which
-// oauth2.ReuseTokenSourceWithExpiry cannot reach the cache to move its
-// refresh point, and tokens would only be replaced 10 s before they lapse.
+// It is built on google.JWTConfigFromJSON, which takes service-account
+// keys only, rather than the deprecated CredentialsFromJSON, which would
+// also accept an external_account configuration from the config file (one
+// that runs a program or fetches a URL to get its credentials).
 func newTokenSource(v VertexSettings) *tokenSource {
 	data, _, err := serviceAccountJSON(v)
 	if err != nil {
