@@ -307,3 +307,98 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// TestVertexTokenFailureFailsOver: when a vertex upstream's token
+// exchange fails (the endpoint's 500, or invalid_grant for a key it does
+// not trust), that upstream has an auth error (its breaker opens at once)
+// and another upstream serves the request; the failing one is not tried
+// again while its breaker is open.
+func TestVertexTokenFailureFailsOver(t *testing.T) {
+	stranger, err := mock.NewServiceAccount("stranger@p1.iam.gserviceaccount.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		opts mock.Options
+	}{
+		{"token endpoint 500", mock.Options{Behavior: mock.Behavior{TokenStatus: http.StatusInternalServerError}}},
+		{"invalid_grant", mock.Options{ServiceAccount: stranger}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			broken, brokenURL := startVertexMock(t, "broken", tc.opts)
+			backup, backupURL := startVertexMock(t, "backup", mock.Options{})
+			e := startVertexGateway(t, spec{upstreams: []config.Upstream{
+				vertexUpstream("vertex-broken", brokenURL, 0), vertexUpstream("vertex-backup", backupURL, 1),
+			}})
+			for i, proto := range []string{"anthropic", "openai", "gemini"} {
+				got := vertexAsk(t, e, proto, vertexClaude, false)
+				wantAttempts := "1" // the broken upstream's breaker is open
+				if i == 0 {
+					wantAttempts = "2"
+				}
+				if up, n := got.header.Get("X-Switchyard-Upstream"), got.header.Get("X-Switchyard-Attempts"); up != "vertex-backup" || n != wantAttempts {
+					t.Errorf("request %d (%s): served by %s after %s attempts, want vertex-backup after %s", i, proto, up, n, wantAttempts)
+				}
+			}
+			if st := broken.Stats(); st.TokensRefused != 1 || st.Requests != 0 {
+				t.Errorf("broken upstream: %d exchanges refused, %d API requests; want 1 and none", st.TokensRefused, st.Requests)
+			}
+			if st := backup.Stats(); st.TokensIssued != 1 || st.Requests != 3 {
+				t.Errorf("backup upstream: %d tokens, %d requests; want 1 and 3", st.TokensIssued, st.Requests)
+			}
+			s := scrapeMetrics(t, e, "")
+			for _, c := range []struct {
+				name   string
+				labels map[string]string
+				want   float64
+			}{
+				{"switchyard_upstream_errors_total", map[string]string{"upstream": "vertex-broken", "class": "auth"}, 1},
+				{"switchyard_upstream_errors_total", map[string]string{"upstream": "vertex-backup"}, 0},
+				{"switchyard_upstream_breaker_state", map[string]string{"upstream": "vertex-broken", "state": "open"}, 1},
+				{"switchyard_upstream_breaker_state", map[string]string{"upstream": "vertex-backup", "state": "open"}, 0},
+			} {
+				if got, _ := s.value(c.name, c.labels); got != c.want {
+					t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+				}
+			}
+		})
+	}
+}
+
+// TestVertexResourceExhausted: a 429 RESOURCE_EXHAUSTED whose RetryInfo
+// asks for 60 s (the mock's RPM window, on the gateway's fake clock) cools
+// the upstream down for exactly that long while the next upstream serves
+// every request without a client error.
+func TestVertexResourceExhausted(t *testing.T) {
+	fc := clock.NewFake(time.Now())
+	limited, limitedURL := startVertexMock(t, "limited", mock.Options{Clock: fc, Behavior: mock.Behavior{RPM: 1}})
+	_, backupURL := startVertexMock(t, "backup", mock.Options{})
+	e := startVertexGateway(t, spec{clock: fc, upstreams: []config.Upstream{
+		vertexUpstream("vertex-limited", limitedURL, 0), vertexUpstream("vertex-backup", backupURL, 1),
+	}})
+	steps := []struct {
+		advance  time.Duration
+		upstream string
+		attempts string
+	}{
+		{0, "vertex-limited", "1"},               // within its RPM
+		{0, "vertex-backup", "2"},                // 429 RESOURCE_EXHAUSTED, retryDelay 60s: failover
+		{59 * time.Second, "vertex-backup", "1"}, // cooling down: not tried
+		{time.Second, "vertex-limited", "1"},     // the cooldown and the RPM window are over
+	}
+	for i, s := range steps {
+		fc.Advance(s.advance)
+		got := vertexAsk(t, e, "gemini", vertexGemini, false)
+		if up, n := got.header.Get("X-Switchyard-Upstream"), got.header.Get("X-Switchyard-Attempts"); up != s.upstream || n != s.attempts {
+			t.Errorf("step %d: served by %s after %s attempts, want %s after %s", i, up, n, s.upstream, s.attempts)
+		}
+	}
+	if got := limited.Stats().ByStatus[http.StatusTooManyRequests]; got != 1 {
+		t.Errorf("the limited upstream answered %d 429s, want 1", got)
+	}
+	if got, _ := scrapeMetrics(t, e, "").value("switchyard_rate_limited_total", map[string]string{"upstream": "vertex-limited"}); got != 1 {
+		t.Errorf("switchyard_rate_limited_total{upstream=vertex-limited} = %v, want 1", got)
+	}
+}
