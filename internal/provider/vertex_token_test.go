@@ -29,7 +29,7 @@ var testAccount = sync.OnceValue(func() *mock.ServiceAccount {
 
 // vertexMock serves a mock that trusts testAccount and returns it with a
 // vertex upstream whose base_url and token_uri point at it.
-func vertexMock(t *testing.T, opts mock.Options) (*mock.Server, *httptest.Server, Upstream) {
+func vertexMock(t testing.TB, opts mock.Options) (*mock.Server, *httptest.Server, Upstream) {
 	t.Helper()
 	if opts.ServiceAccount == nil {
 		opts.ServiceAccount = testAccount()
