@@ -3,6 +3,7 @@ package mock
 import (
 	"context"
 	"crypto/rsa"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -58,7 +59,7 @@ func vertexToken(t *testing.T, base string) string {
 }
 
 // assertion is a JWT assertion signed by key with the given claims.
-func assertion(t *testing.T, key *rsa.PrivateKey, iss, aud, scope string, exp time.Time) string {
+func assertion(t testing.TB, key *rsa.PrivateKey, iss, aud, scope string, exp time.Time) string {
 	t.Helper()
 	a, err := jws.Encode(&jws.Header{Algorithm: "RS256", Typ: "JWT"},
 		&jws.ClaimSet{Iss: iss, Aud: aud, Scope: scope, Iat: exp.Add(-time.Hour).Unix(), Exp: exp.Unix()}, key)
@@ -66,6 +67,19 @@ func assertion(t *testing.T, key *rsa.PrivateKey, iss, aud, scope string, exp ti
 		t.Fatal(err)
 	}
 	return a
+}
+
+// directToken has s issue testAccount a token without a network (the
+// handler sees host example.com).
+func directToken(t testing.TB, s *Server) string {
+	t.Helper()
+	const uri = "http://example.com" + tokenPath
+	form := url.Values{"grant_type": {jwtBearerGrant}, "assertion": {assertion(t, testAccount().Key, testAccount().Email, uri, vertexScope, time.Now().Add(time.Hour))}}
+	res := direct(s, http.MethodPost, tokenPath, form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
+	if res.status != http.StatusOK {
+		t.Fatalf("token: %d %s", res.status, res.body)
+	}
+	return res.get("access_token").String()
 }
 
 func TestVertexTokenEndpoint(t *testing.T) {

@@ -236,7 +236,7 @@ var errNotObject = errors.New("building upstream request: the body is not a JSON
 // with anthropic_version first unless it has one. body is never modified:
 // the proxy reuses it for other attempts.
 func vertexClaudeBody(body []byte, dropModel bool) ([]byte, error) {
-	if dropModel && gjson.GetBytes(body, "model").Exists() {
+	for dropModel && gjson.GetBytes(body, "model").Exists() { // every one of duplicate keys
 		var err error
 		if body, err = sjson.DeleteBytes(body, "model"); err != nil {
 			return nil, fmt.Errorf("building upstream request: removing model: %w", err)
