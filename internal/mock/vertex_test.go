@@ -102,7 +102,9 @@ func TestVertexTokenEndpoint(t *testing.T) {
 		status   int
 		errCode  string // "" = a token
 	}{
-		{"valid", false, Behavior{}, "POST", func(aud string) string { return form(jwtBearerGrant, assertion(t, sa.Key, sa.Email, aud, vertexScope, later)) }, 200, ""},
+		{"valid", false, Behavior{}, "POST", func(aud string) string {
+			return form(jwtBearerGrant, assertion(t, sa.Key, sa.Email, aud, vertexScope, later))
+		}, 200, ""},
 		{"wrong grant", false, Behavior{}, "POST", func(aud string) string { return form("client_credentials", "x") }, 400, "unsupported_grant_type"},
 		{"not a JWT", false, Behavior{}, "POST", func(aud string) string { return form(jwtBearerGrant, "abc") }, 400, "invalid_request"},
 		{"signed by another key", false, Behavior{}, "POST", func(aud string) string {

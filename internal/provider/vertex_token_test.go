@@ -115,7 +115,7 @@ func TestVertexTokenExpiringUnderLoad(t *testing.T) {
 		return resp.StatusCode, req.Header.Get("Authorization")
 	}
 	_, first := send("gemini-2.5-flash", geminiBody) // a token inside the refresh window at once
-	m.SetTokenLifetime(time.Hour)                   // its successor lives an hour
+	m.SetTokenLifetime(time.Hour)                    // its successor lives an hour
 	const n = 40
 	statuses := make([]int, n)
 	var wg sync.WaitGroup
