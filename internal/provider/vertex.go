@@ -191,11 +191,11 @@ func (e *vertexEndpoint) authorize(h http.Header, bearer []string) {
 // streamRawPredict; "messages/count_tokens" to count-tokens:rawPredict).
 // It fails with ErrAuth when no access token can be had.
 func (e *vertexEndpoint) NewRequest(ctx context.Context, op, model string, body []byte, h http.Header) (*http.Request, error) {
-	bearer, err := e.tokens.header()
+	target, body, err := e.target(op, model, body)
 	if err != nil {
 		return nil, err
 	}
-	target, body, err := e.target(op, model, body)
+	bearer, err := e.tokens.header()
 	if err != nil {
 		return nil, err
 	}
