@@ -242,6 +242,21 @@ func TestVertexServesEveryClient(t *testing.T) {
 			}
 		})
 	}
+	t.Run("anthropic count_tokens", func(t *testing.T) {
+		client := e.anthropic(testKey)
+		n, err := client.Messages.CountTokens(context.Background(), anthropic.MessageCountTokensParams{
+			Model:    anthropic.Model(vertexClaude),
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hello"))},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := m.Stats()
+		if n.InputTokens <= 0 || !strings.HasSuffix(st.LastPath, "/publishers/anthropic/models/count-tokens:rawPredict") ||
+			!strings.Contains(st.LastBody, `"model":"`+vertexClaudeID+`"`) {
+			t.Errorf("%d input tokens; the upstream was asked at %s with %s", n.InputTokens, st.LastPath, st.LastBody)
+		}
+	})
 	if st := m.Stats(); st.TokensIssued != 1 || st.TokensRefused != 0 {
 		t.Errorf("%d tokens issued, %d refused for %d requests; want one exchange", st.TokensIssued, st.TokensRefused, st.Requests)
 	}
