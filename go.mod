@@ -3,6 +3,7 @@ module switchyard
 go 1.26.0
 
 require (
+	cloud.google.com/go/auth v0.9.3
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
@@ -15,13 +16,13 @@ require (
 	github.com/tidwall/gjson v1.20.3
 	github.com/tidwall/sjson v1.2.9
 	golang.org/x/net v0.62.0
+	golang.org/x/oauth2 v0.38.0
 	google.golang.org/genai v1.77.0
 	modernc.org/sqlite v1.62.0
 )
 
 require (
 	cloud.google.com/go v0.116.0 // indirect
-	cloud.google.com/go/auth v0.9.3 // indirect
 	cloud.google.com/go/compute/metadata v0.5.0 // indirect
 	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
 	github.com/google/go-cmp v0.7.0 // indirect

@@ -10,8 +10,12 @@ import (
 // always carry a key (x-goog-api-key or ?key=): without one Google answers
 // 403. When Options.APIKey is set, every family's key must equal it:
 // OpenAI's Authorization: Bearer or Azure's api-key, Anthropic's x-api-key
-// or Authorization: Bearer, Google's x-goog-api-key or ?key=.
+// or Authorization: Bearer, Google's x-goog-api-key or ?key=. Vertex
+// requests carry an access token instead (authenticateVertex).
 func (c *call) authenticate() bool {
+	if c.rt.vertex {
+		return c.authenticateVertex()
+	}
 	key, sent := presentedKey(c.r, c.rt.proto)
 	want := c.s.apiKey
 	switch {

@@ -99,6 +99,10 @@ func (c *call) serve(readErr error) {
 		c.message()
 	case epModels:
 		c.listModels()
+	case epPublisherModel:
+		c.publisherModel()
+	case epClaudeCountTokens:
+		c.claudeCountTokens()
 	case epGenerate, epStreamGenerate:
 		c.generateContent()
 	case epCountTokens:
@@ -153,6 +157,9 @@ func (c *call) parseRequest() bool {
 		c.fail(statusError(c.rt.proto, http.StatusBadRequest, msg))
 		return false
 	}
+	if c.rt.vertex {
+		return c.parseVertex()
+	}
 	if c.rt.proto == protoGemini {
 		c.model = c.rt.modelID
 		c.stream = c.rt.endpoint == epStreamGenerate
@@ -187,7 +194,7 @@ func (c *call) completionLength() (n int, truncated bool) {
 		return c.rep.usage.completion(), c.rep.truncated
 	}
 	switch c.rt.endpoint {
-	case epEmbeddings, epCountTokens, epEmbedContent, epBatchEmbed:
+	case epEmbeddings, epCountTokens, epEmbedContent, epBatchEmbed, epClaudeCountTokens:
 		return 0, false
 	}
 	if !c.rt.inference() {
@@ -224,8 +231,8 @@ func (c *call) admit(completion int) bool {
 	}
 	e := apiError{status: http.StatusTooManyRequests, typ: rej.kind, code: "rate_limit_exceeded"}
 	switch {
-	case c.rt.proto == protoGemini:
-		e.message = geminiQuotaMessage
+	case c.errorProto(http.StatusTooManyRequests) == protoGemini:
+		e.message = c.googleQuotaMessage()
 	case rej.kind == "requests":
 		e.message = fmt.Sprintf("Rate limit reached for requests on mock %s: Limit %d, Used %d, Requested 1. Please try again in %s.",
 			c.s.name, c.b.RPM, st.reqUsed, formatReset(rej.retry))

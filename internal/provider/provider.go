@@ -8,6 +8,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -23,7 +24,14 @@ const (
 	NameAzureOpenAI      = "azure-openai"
 	NameAnthropic        = "anthropic"
 	NameGemini           = "gemini"
+	NameVertex           = "vertex"
 )
+
+// ErrAuth is wrapped by an Endpoint's NewRequest or ProbeRequest error
+// when the upstream's own credentials could not be turned into a request
+// (a failed token exchange): an auth error of that upstream (DESIGN.md §6),
+// not a server error.
+var ErrAuth = errors.New("upstream credentials refused")
 
 // Upstream is what an adapter needs of one upstream's configuration.
 type Upstream struct {
@@ -124,7 +132,7 @@ func (r *Registry) Lookup(name string) (Provider, bool) {
 func (r *Registry) Names() []string { return slices.Clone(r.names) }
 
 // builtin is the registry of the providers Switchyard ships.
-var builtin = NewRegistry(OpenAI{}, Anthropic{}, AzureOpenAI{}, OpenAICompatible{}, Gemini{})
+var builtin = NewRegistry(OpenAI{}, Anthropic{}, AzureOpenAI{}, OpenAICompatible{}, Gemini{}, Vertex{})
 
 // Builtin returns the registry of the providers Switchyard ships.
 func Builtin() *Registry { return builtin }
@@ -155,4 +163,12 @@ type Framer interface {
 	// Event carries the frame's event type as Name and its payload as Data
 	// (Raw may be empty: such events are only ever translated).
 	Events(h http.Header, body io.Reader) codec.EventStream
+}
+
+// BaseURLDefaulter is a Provider that knows its public endpoint: its
+// upstreams may leave base_url unset (configuration validation asks).
+type BaseURLDefaulter interface {
+	// DefaultBaseURL is the base_url of u when it sets none; u has passed
+	// Check.
+	DefaultBaseURL(u Upstream) string
 }

@@ -33,3 +33,15 @@ type VertexSettings struct {
 // SecretPaths are the provider settings, as paths below an upstream, that
 // hold secrets: logs, errors and the admin API never show them.
 var SecretPaths = []string{"bedrock.secret_access_key", "bedrock.session_token", "vertex.credentials_json"}
+
+// ForeignSettings returns a problem for each provider settings block of u
+// that provider name does not read (a vertex block on an openai
+// upstream): a block in the wrong place is a mistake, not something to
+// ignore.
+func ForeignSettings(name string, u Upstream) []Problem {
+	var ps []Problem
+	if u.Vertex != nil && name != NameVertex {
+		ps = append(ps, Problem{Field: "vertex", Message: "only provider vertex reads a vertex block, not " + name})
+	}
+	return ps
+}
