@@ -7,7 +7,8 @@ import (
 )
 
 // Anthropic is the Anthropic Messages API: message_start carries the input
-// tokens, message_delta the output count, message_stop ends a stream.
+// tokens, message_delta the output count, message_stop ends a stream. It is
+// a Translator too (anthropic_translate.go, anthropic_stream.go).
 var Anthropic Codec = anthropic{}
 
 var _ Codec = anthropic{}
@@ -22,19 +23,31 @@ func (anthropic) Encode(body []byte, model string, f Family) ([]byte, error) {
 	return passthrough(FamilyAnthropic, body, model, f)
 }
 
-func (anthropic) Usage(body []byte) (in, out int64) { return inputOutputUsage(body, "usage") }
+// Usage reads the input and output tokens of a whole answer. Input is
+// canonical (Usage.Input): input_tokens plus the tokens read from and
+// written to the prompt cache, which Anthropic's input_tokens leaves out,
+// so that a passthrough answer is counted as a translated one is.
+func (anthropic) Usage(body []byte) (in, out int64) {
+	u := anthropicUsage(gjson.GetBytes(body, "usage"))
+	return u.Input, u.Output
+}
 
+// Observe reads usage as Usage does: message_start carries the input (and
+// the cache's) tokens, message_delta the output count and, from newer
+// APIs, the input again.
 func (anthropic) Observe(s *StreamState, ev *Event) {
 	switch string(ev.Name) {
 	case "message_start":
-		s.In, s.Out = inputOutputUsage(ev.Data, "message.usage")
+		u := anthropicUsage(gjson.GetBytes(ev.Data, "message.usage"))
+		s.In, s.Out = u.Input, u.Output
 	case "message_delta":
-		r := gjson.GetManyBytes(ev.Data, "usage.input_tokens", "usage.output_tokens")
-		if r[0].Int() > 0 {
-			s.In = r[0].Int()
+		r := gjson.GetBytes(ev.Data, "usage")
+		u := anthropicUsage(r)
+		if u.Input > 0 {
+			s.In = u.Input
 		}
-		if r[1].Exists() {
-			s.Out = r[1].Int()
+		if r.Get("output_tokens").Exists() {
+			s.Out = u.Output
 		}
 	case "message_stop", "error":
 		s.Finished = true

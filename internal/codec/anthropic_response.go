@@ -19,16 +19,27 @@ func (anthropic) DecodeResponse(body []byte) (*Response, error) {
 		return nil, errors.New("decoding anthropic answer: invalid JSON")
 	}
 	root := gjson.ParseBytes(body)
-	content := root.Get("content")
-	if !root.IsObject() || !content.IsArray() {
+	resp := &Response{}
+	var content gjson.Result
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "id":
+			resp.ID = v.Str
+		case "model":
+			resp.Model = v.Str
+		case "stop_reason":
+			resp.StopReason = anthropicStop(v.Str)
+		case "stop_sequence":
+			resp.StopSequence = v.Str
+		case "usage":
+			resp.Usage = anthropicUsage(v)
+		case "content":
+			content = v
+		}
+		return true
+	})
+	if !content.IsArray() {
 		return nil, errors.New("decoding anthropic answer: no content array")
-	}
-	resp := &Response{
-		ID:           root.Get("id").Str,
-		Model:        root.Get("model").Str,
-		StopReason:   anthropicStop(root.Get("stop_reason").Str),
-		StopSequence: root.Get("stop_sequence").Str,
-		Usage:        anthropicUsage(root.Get("usage")),
 	}
 	content.ForEach(func(_, b gjson.Result) bool {
 		if p, ok := anthropicAnswerPart(b); ok {
@@ -40,20 +51,22 @@ func (anthropic) DecodeResponse(body []byte) (*Response, error) {
 }
 
 // anthropicAnswerPart reads one content block of an answer.
-func anthropicAnswerPart(b gjson.Result) (Part, bool) {
-	switch b.Get("type").Str {
+func anthropicAnswerPart(v gjson.Result) (Part, bool) {
+	var b anthropicBlock
+	b.read(v)
+	switch b.typ.Str {
 	case "text":
-		return Part{Kind: PartText, Text: b.Get("text").Str}, true
+		return Part{Kind: PartText, Text: b.text.Str}, true
 	case "tool_use":
-		p := Part{Kind: PartToolCall, ID: b.Get("id").Str, Name: b.Get("name").Str, Arguments: json.RawMessage("{}")}
-		if in := b.Get("input"); in.IsObject() {
-			p.Arguments = json.RawMessage(in.Raw)
+		p := Part{Kind: PartToolCall, ID: b.id.Str, Name: b.name.Str, Arguments: json.RawMessage("{}")}
+		if b.input.IsObject() {
+			p.Arguments = json.RawMessage(b.input.Raw)
 		}
 		return p, true
 	case "thinking":
-		return Part{Kind: PartThinking, Text: b.Get("thinking").Str, Signature: b.Get("signature").Str}, true
+		return Part{Kind: PartThinking, Text: b.thinking.Str, Signature: b.signature.Str}, true
 	case "redacted_thinking":
-		return Part{Kind: PartRedactedThinking, Data: b.Get("data").Str}, true
+		return Part{Kind: PartRedactedThinking, Data: b.data.Str}, true
 	}
 	return Part{}, false
 }
@@ -149,7 +162,7 @@ func (anthropic) EncodeResponse(r *Response) []byte {
 	b = append(b, `,"stop_sequence":`...)
 	b = wireStringOrNull(b, r.StopSequence)
 	b = append(b, `,"usage":`...)
-	b = appendAnthropicUsage(b, r.Usage, true)
+	b = appendAnthropicUsage(b, r.Usage)
 	return append(b, '}')
 }
 
@@ -182,18 +195,16 @@ func appendAnthropicAnswerPart(b []byte, p *Part) []byte {
 
 // appendAnthropicUsage writes a usage object: input_tokens without the
 // cache's tokens (never negative), the cache's reads and writes, and
-// output_tokens when withOutput.
-func appendAnthropicUsage(b []byte, u Usage, withOutput bool) []byte {
+// output_tokens.
+func appendAnthropicUsage(b []byte, u Usage) []byte {
 	b = append(b, `{"input_tokens":`...)
 	b = wireInt(b, max(u.Input-u.CacheRead-u.CacheWrite, 0))
 	b = append(b, `,"cache_creation_input_tokens":`...)
 	b = wireInt(b, u.CacheWrite)
 	b = append(b, `,"cache_read_input_tokens":`...)
 	b = wireInt(b, u.CacheRead)
-	if withOutput {
-		b = append(b, `,"output_tokens":`...)
-		b = wireInt(b, u.Output)
-	}
+	b = append(b, `,"output_tokens":`...)
+	b = wireInt(b, u.Output)
 	return append(b, '}')
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // NewStreamDecoder follows an Anthropic Messages stream.
-func (anthropic) NewStreamDecoder() StreamDecoder { return &anthropicStreamDecoder{skipped: -1} }
+func (anthropic) NewStreamDecoder() StreamDecoder { return &anthropicStreamDecoder{} }
 
 // NewStreamEncoder writes an Anthropic Messages stream.
 func (anthropic) NewStreamEncoder(*Request) StreamEncoder { return &anthropicStreamEncoder{} }
@@ -31,8 +31,6 @@ type anthropicStreamDecoder struct {
 	open     bool
 	upstream int64
 	kind     PartKind
-	// skipped is the upstream index of a block being skipped, or -1.
-	skipped int64
 	// toolInput is a tool_use's input given whole in content_block_start,
 	// sent as one delta at its stop when no delta came (toolDeltas).
 	toolInput  string
@@ -126,8 +124,7 @@ func (d *anthropicStreamDecoder) blockStart(s string, out []Chunk) []Chunk {
 		p.Kind, initial = PartThinking, cb.Get("thinking").Str
 	case "redacted_thinking":
 		p.Kind, p.Data = PartRedactedThinking, cb.Get("data").Str
-	default: // server tools' blocks
-		d.skipped = idx
+	default: // server tools' blocks: no block is open, so their deltas and stop are dropped
 		return out
 	}
 	d.open, d.upstream, d.kind = true, idx, p.Kind
@@ -203,16 +200,6 @@ func (d *anthropicStreamDecoder) messageDelta(s string, out []Chunk) []Chunk {
 	return append(out, Chunk{Type: ChunkUsage, Usage: d.usage})
 }
 
-// gjEmptyObject reports whether the object v has no member.
-func gjEmptyObject(v gjson.Result) bool {
-	empty := true
-	v.ForEach(func(_, _ gjson.Result) bool {
-		empty = false
-		return false
-	})
-	return empty
-}
-
 // anthropicStreamEncoder writes canonical chunks as Anthropic's events.
 // It numbers blocks itself, from 0, and skips blocks Anthropic cannot
 // show (images); after message_stop or an error it writes nothing.
@@ -261,7 +248,7 @@ func (e *anthropicStreamEncoder) Encode(c *Chunk, out []byte) []byte {
 		out = append(out, `,"stop_sequence":`...)
 		out = wireStringOrNull(out, c.StopSequence)
 		out = append(out, `},"usage":`...)
-		out = appendAnthropicUsage(out, e.usage, true)
+		out = appendAnthropicUsage(out, e.usage)
 		out = append(out, "}\n\n"...)
 		out = anthropicEventStart(out, "message_stop")
 		out = append(out, `{"type":"message_stop"}`+"\n\n"...)
@@ -288,7 +275,7 @@ func (e *anthropicStreamEncoder) messageStart(c *Chunk, out []byte) []byte {
 	out = append(out, `,"type":"message","role":"assistant","model":`...)
 	out = wireString(out, c.Model)
 	out = append(out, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":`...)
-	out = appendAnthropicUsage(out, c.Usage, true)
+	out = appendAnthropicUsage(out, c.Usage)
 	return append(out, "}}\n\n"...)
 }
 

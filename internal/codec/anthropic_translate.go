@@ -178,8 +178,18 @@ func (d *anthropicRequestDecoder) message(i int, v gjson.Result) error {
 	if !v.IsObject() {
 		return fmt.Errorf("messages[%d]: must be an object", i)
 	}
+	var role, content gjson.Result
+	v.ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "role":
+			role = f
+		case "content":
+			content = f
+		}
+		return true
+	})
 	var m Message
-	switch v.Get("role").Str {
+	switch role.Str {
 	case "user":
 		m.Role = RoleUser
 	case "assistant":
@@ -187,7 +197,6 @@ func (d *anthropicRequestDecoder) message(i int, v gjson.Result) error {
 	default:
 		return fmt.Errorf(`messages[%d].role: must be "user" or "assistant"`, i)
 	}
-	content := v.Get("content")
 	switch {
 	case content.Type == gjson.String:
 		m.Parts = []Part{{Kind: PartText, Text: content.Str}}
@@ -214,63 +223,105 @@ func (d *anthropicRequestDecoder) message(i int, v gjson.Result) error {
 	return nil
 }
 
+// anthropicBlock holds the fields of one content block, read in one pass.
+type anthropicBlock struct {
+	typ, text, source, id, name, input, toolUseID, content, isError gjson.Result
+	thinking, signature, data, cacheControl                         gjson.Result
+}
+
+// read fills b from the block v.
+func (b *anthropicBlock) read(v gjson.Result) {
+	v.ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			b.typ = f
+		case "text":
+			b.text = f
+		case "source":
+			b.source = f
+		case "id":
+			b.id = f
+		case "name":
+			b.name = f
+		case "input":
+			b.input = f
+		case "tool_use_id":
+			b.toolUseID = f
+		case "content":
+			b.content = f
+		case "is_error":
+			b.isError = f
+		case "thinking":
+			b.thinking = f
+		case "signature":
+			b.signature = f
+		case "data":
+			b.data = f
+		case "cache_control":
+			b.cacheControl = f
+		}
+		return true
+	})
+}
+
 // block reads one content block; keep is false for a block recorded only
 // as a Need. path names the block in errors.
 func (d *anthropicRequestDecoder) block(v gjson.Result, path func() string) (p Part, keep bool, err error) {
 	if !v.IsObject() {
 		return p, false, fmt.Errorf("%s: must be an object", path())
 	}
-	typ := v.Get("type")
-	if typ.Type != gjson.String {
+	var b anthropicBlock
+	b.read(v)
+	if b.typ.Type != gjson.String {
 		return p, false, fmt.Errorf("%s.type: must be a string naming the block's type", path())
 	}
-	p.CacheControl = gjCacheControl(v)
-	switch typ.Str {
+	if b.cacheControl.IsObject() {
+		p.CacheControl = json.RawMessage(b.cacheControl.Raw)
+	}
+	switch b.typ.Str {
 	case "text":
 		p.Kind = PartText
-		p.Text, err = gjString(v, "text", path)
+		p.Text, err = gjString(b.text, path, "text")
 	case "image":
-		return d.image(v, p, path)
+		return d.image(b.source, p, path)
 	case "tool_use":
 		p.Kind = PartToolCall
-		if p.ID, err = gjString(v, "id", path); err != nil {
+		if p.ID, err = gjString(b.id, path, "id"); err != nil {
 			return p, false, err
 		}
-		if p.Name, err = gjString(v, "name", path); err != nil || p.Name == "" {
+		if p.Name, err = gjString(b.name, path, "name"); err != nil || p.Name == "" {
 			if err == nil {
 				err = fmt.Errorf("%s.name: field required", path())
 			}
 			return p, false, err
 		}
-		input := v.Get("input")
-		if !input.IsObject() {
+		if !b.input.IsObject() {
 			return p, false, fmt.Errorf("%s.input: must be an object", path())
 		}
-		p.Arguments = json.RawMessage(input.Raw)
+		p.Arguments = json.RawMessage(b.input.Raw)
 	case "tool_result":
-		return d.toolResult(v, p, path)
+		return d.toolResult(&b, p, path)
 	case "thinking":
 		p.Kind = PartThinking
-		if p.Text, err = gjString(v, "thinking", path); err != nil {
+		if p.Text, err = gjString(b.thinking, path, "thinking"); err != nil {
 			return p, false, err
 		}
-		p.Signature = v.Get("signature").Str
+		p.Signature = b.signature.Str
 	case "redacted_thinking":
 		p.Kind = PartRedactedThinking
-		p.Data, err = gjString(v, "data", path)
+		p.Data, err = gjString(b.data, path, "data")
 	default:
 		// document, search_result, server_tool_use, web_search_tool_result,
 		// container_upload, … and blocks newer than this code: Anthropic's
 		// own, and Anthropic judges them.
-		d.r.Need(typ.Str, "anthropic")
+		d.r.Need(b.typ.Str, "anthropic")
 		return p, false, nil
 	}
 	return p, err == nil, err
 }
 
-func (d *anthropicRequestDecoder) image(v gjson.Result, p Part, path func() string) (Part, bool, error) {
+func (d *anthropicRequestDecoder) image(src gjson.Result, p Part, path func() string) (Part, bool, error) {
 	p.Kind = PartImage
-	src := v.Get("source")
 	if !src.IsObject() {
 		return p, false, fmt.Errorf("%s.source: must be an object", path())
 	}
@@ -278,12 +329,12 @@ func (d *anthropicRequestDecoder) image(v gjson.Result, p Part, path func() stri
 	var err error
 	switch src.Get("type").Str {
 	case "base64":
-		if p.MediaType, err = gjString(src, "media_type", srcPath); err != nil {
+		if p.MediaType, err = gjString(src.Get("media_type"), srcPath, "media_type"); err != nil {
 			return p, false, err
 		}
-		p.Data, err = gjString(src, "data", srcPath)
+		p.Data, err = gjString(src.Get("data"), srcPath, "data")
 	case "url":
-		p.URL, err = gjString(src, "url", srcPath)
+		p.URL, err = gjString(src.Get("url"), srcPath, "url")
 		d.r.Need("image_url", "openai-chat", "openai-responses", "anthropic")
 	case "file":
 		d.r.Need("file_id", "anthropic")
@@ -294,24 +345,23 @@ func (d *anthropicRequestDecoder) image(v gjson.Result, p Part, path func() stri
 	return p, err == nil, err
 }
 
-func (d *anthropicRequestDecoder) toolResult(v gjson.Result, p Part, path func() string) (Part, bool, error) {
+func (d *anthropicRequestDecoder) toolResult(b *anthropicBlock, p Part, path func() string) (Part, bool, error) {
 	p.Kind = PartToolResult
 	var err error
-	if p.ID, err = gjString(v, "tool_use_id", path); err != nil {
+	if p.ID, err = gjString(b.toolUseID, path, "tool_use_id"); err != nil {
 		return p, false, err
 	}
-	p.IsError = v.Get("is_error").Bool()
-	content := v.Get("content")
-	switch {
+	p.IsError = b.isError.Bool()
+	switch content := b.content; {
 	case !content.Exists() || content.Type == gjson.Null:
 	case content.Type == gjson.String:
 		p.Content = []Part{{Kind: PartText, Text: content.Str}}
 	case content.IsArray():
 		k := 0
-		content.ForEach(func(_, b gjson.Result) bool {
+		content.ForEach(func(_, cv gjson.Result) bool {
 			var c Part
 			var keep bool
-			c, keep, err = d.block(b, func() string { return fmt.Sprintf("%s.content[%d]", path(), k) })
+			c, keep, err = d.block(cv, func() string { return fmt.Sprintf("%s.content[%d]", path(), k) })
 			if err == nil && keep && c.Kind != PartText && c.Kind != PartImage {
 				err = fmt.Errorf("%s.content[%d]: a tool result holds text and image blocks, not %s", path(), k, c.Kind)
 			}
@@ -345,25 +395,38 @@ func (d *anthropicRequestDecoder) tool(i int, v gjson.Result) error {
 	if !v.IsObject() {
 		return fmt.Errorf("tools[%d]: must be an object", i)
 	}
-	if typ := v.Get("type").Str; typ != "" && typ != "custom" {
+	var typ, name, description, schema, cacheControl gjson.Result
+	v.ForEach(func(k, f gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			typ = f
+		case "name":
+			name = f
+		case "description":
+			description = f
+		case "input_schema":
+			schema = f
+		case "cache_control":
+			cacheControl = f
+		}
+		return true
+	})
+	if typ.Str != "" && typ.Str != "custom" {
 		// bash_…, text_editor_…, web_search_…, computer_…: Anthropic's own tools.
-		d.r.Need("tool:"+typ, "anthropic")
+		d.r.Need("tool:"+typ.Str, "anthropic")
 		return nil
 	}
-	name := v.Get("name")
 	if name.Type != gjson.String || name.Str == "" {
 		return fmt.Errorf("tools[%d].name: field required", i)
 	}
-	schema := v.Get("input_schema")
 	if !schema.IsObject() {
 		return fmt.Errorf("tools[%d].input_schema: must be an object (a JSON Schema)", i)
 	}
-	d.r.Tools = append(d.r.Tools, Tool{
-		Name:         name.Str,
-		Description:  v.Get("description").Str,
-		Schema:       json.RawMessage(schema.Raw),
-		CacheControl: gjCacheControl(v),
-	})
+	t := Tool{Name: name.Str, Description: description.Str, Schema: json.RawMessage(schema.Raw)}
+	if cacheControl.IsObject() {
+		t.CacheControl = json.RawMessage(cacheControl.Raw)
+	}
+	d.r.Tools = append(d.r.Tools, t)
 	return nil
 }
 
@@ -411,51 +474,4 @@ func (d *anthropicRequestDecoder) thinking(v gjson.Result) error {
 		return errors.New(`thinking.type: must be "enabled", "disabled" or "adaptive"`)
 	}
 	return nil
-}
-
-// gjCacheControl returns v's cache_control object, copied, or nil.
-func gjCacheControl(v gjson.Result) json.RawMessage {
-	cc := v.Get("cache_control")
-	if !cc.IsObject() {
-		return nil
-	}
-	return json.RawMessage(cc.Raw)
-}
-
-// gjString returns the string field key of v, or an error naming it.
-func gjString(v gjson.Result, key string, path func() string) (string, error) {
-	f := v.Get(key)
-	if f.Type != gjson.String {
-		if !f.Exists() {
-			return "", fmt.Errorf("%s.%s: field required", path(), key)
-		}
-		return "", fmt.Errorf("%s.%s: must be a string", path(), key)
-	}
-	return f.Str, nil
-}
-
-// gjPositiveInt returns v as an integer ≥ 1.
-func gjPositiveInt(v gjson.Result) (int64, bool) {
-	if v.Type != gjson.Number || v.Num < 1 || v.Num != float64(int64(v.Num)) {
-		return 0, false
-	}
-	return int64(v.Num), true
-}
-
-// gjStrings returns v, an array of strings, or an error naming field.
-func gjStrings(v gjson.Result, field string) ([]string, error) {
-	if !v.IsArray() {
-		return nil, fmt.Errorf("%s: must be an array of strings", field)
-	}
-	var out []string
-	var err error
-	v.ForEach(func(_, s gjson.Result) bool {
-		if s.Type != gjson.String {
-			err = fmt.Errorf("%s[%d]: must be a string", field, len(out))
-			return false
-		}
-		out = append(out, s.Str)
-		return true
-	})
-	return out, err
 }

@@ -108,6 +108,11 @@ func TestAnthropicDecodeRequest(t *testing.T) {
 			want: &Request{MaxTokens: 1},
 		},
 		{
+			name: "what only tunes Anthropic is dropped, not needed",
+			body: `{"max_tokens":1,"messages":[],"context_management":{"edits":[{"type":"clear_tool_uses_20250919"}]},"service_tier":"auto","speed":"fast","cache_control":{"type":"ephemeral"},"inference_geo":"us"}`,
+			want: &Request{MaxTokens: 1},
+		},
+		{
 			name: "adaptive thinking takes output_config's effort",
 			body: `{"max_tokens":1,"messages":[],"thinking":{"type":"adaptive"},"output_config":{"effort":"low"}}`,
 			want: &Request{MaxTokens: 1, Thinking: &Thinking{Effort: "low"}},

@@ -79,7 +79,7 @@ func (bedrock) EncodeResponse(r *Response) []byte {
 		switch p.Kind {
 		case PartText, PartToolCall, PartThinking:
 		case PartRedactedThinking:
-			if !isBase64(p.Data) || p.Data == "" {
+			if !looksBase64(p.Data) || p.Data == "" {
 				continue
 			}
 		default:

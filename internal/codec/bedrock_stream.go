@@ -273,7 +273,7 @@ func (e *bedrockStreamEncoder) blockStart(c *Chunk, out []byte) []byte {
 		b = wireString(b, p.Name)
 		out = e.frame(out, bedrockEvBlockStart, append(b, `}}}`...))
 	case PartRedactedThinking:
-		if !isBase64(p.Data) || p.Data == "" {
+		if !looksBase64(p.Data) || p.Data == "" {
 			return out
 		}
 		b := e.indexed(`{"delta":{"reasoningContent":{"redactedContent":`)

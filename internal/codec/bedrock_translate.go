@@ -214,10 +214,10 @@ func (d *bedrockRequestDecoder) toolUse(v gjson.Result, path func() string) (Par
 	p := Part{Kind: PartToolCall, Arguments: json.RawMessage("{}")}
 	var err error
 	sub := func() string { return path() + ".toolUse" }
-	if p.ID, err = gjString(v, "toolUseId", sub); err != nil {
+	if p.ID, err = gjString(v.Get("toolUseId"), sub, "toolUseId"); err != nil {
 		return p, false, err
 	}
-	if p.Name, err = gjString(v, "name", sub); err != nil {
+	if p.Name, err = gjString(v.Get("name"), sub, "name"); err != nil {
 		return p, false, err
 	}
 	if in := v.Get("input"); in.Exists() && in.Type != gjson.Null {
@@ -230,7 +230,7 @@ func (d *bedrockRequestDecoder) toolResult(v gjson.Result, path func() string) (
 	p := Part{Kind: PartToolResult, IsError: v.Get("status").Str == "error"}
 	var err error
 	sub := func() string { return path() + ".toolResult" }
-	if p.ID, err = gjString(v, "toolUseId", sub); err != nil {
+	if p.ID, err = gjString(v.Get("toolUseId"), sub, "toolUseId"); err != nil {
 		return p, false, err
 	}
 	content := v.Get("content")

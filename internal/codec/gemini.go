@@ -12,7 +12,8 @@ import (
 // streamGenerateContent?alt=sse with the model in the URL. Usage is
 // usageMetadata (promptTokenCount, candidatesTokenCount plus
 // thoughtsTokenCount); a stream has no terminal event, it ends after the
-// chunk that carries a finishReason.
+// chunk that carries a finishReason. It is a Translator too
+// (gemini_translate.go, gemini_stream.go).
 var Gemini Codec = gemini{}
 
 var _ Codec = gemini{}

@@ -240,7 +240,7 @@ func imageTypeByExtension(u string) string {
 func appendGeminiResult(b []byte, p *Part, earlier []Message) ([]byte, error) {
 	name := p.Name
 	if name == "" {
-		name = callName(earlier, p.ID)
+		name = toolCallName(earlier, p.ID)
 	}
 	if name == "" {
 		return b, fmt.Errorf("encoding gemini request: tool result %q answers no tool call of the conversation", p.ID)
@@ -266,8 +266,8 @@ func appendGeminiResult(b []byte, p *Part, earlier []Message) ([]byte, error) {
 	return append(b, '}', '}'), nil
 }
 
-// callName is the name of the tool call with id in msgs, latest first.
-func callName(msgs []Message, id string) string {
+// toolCallName is the name of the tool call with id in msgs, latest first.
+func toolCallName(msgs []Message, id string) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		for _, p := range msgs[i].Parts {
 			if p.Kind == PartToolCall && p.ID == id {

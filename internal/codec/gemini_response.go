@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -25,23 +26,20 @@ func (gemini) DecodeResponse(body []byte) (*Response, error) {
 	if !root.IsObject() {
 		return nil, errors.New("decoding gemini answer: not a JSON object")
 	}
-	if e := root.Get("error"); e.Exists() {
-		return nil, fmt.Errorf("decoding gemini answer: it is an error: %s", e.Get("message").Str)
+	var c geminiChunk
+	c.read(root)
+	if c.err.Exists() {
+		return nil, fmt.Errorf("decoding gemini answer: it is an error: %s", c.err.Get("message").Str)
 	}
-	resp := &Response{
-		ID:    root.Get("responseId").Str,
-		Model: root.Get("modelVersion").Str,
-		Usage: geminiUsage(root.Get("usageMetadata")),
-	}
-	cand := root.Get("candidates.0")
-	if !cand.Exists() {
-		if root.Get("promptFeedback.blockReason").Str != "" {
+	resp := &Response{ID: c.id.Str, Model: c.model.Str, Usage: geminiUsage(c.usage)}
+	if !c.candidate {
+		if c.feedback.Get("blockReason").Str != "" {
 			resp.StopReason = StopContentFilter
 		}
 		return resp, nil
 	}
 	calls := 0
-	cand.Get("content.parts").ForEach(func(_, pv gjson.Result) bool {
+	c.parts.ForEach(func(_, pv gjson.Result) bool {
 		p, ok := geminiAnswerPart(pv, &calls)
 		if !ok {
 			return true
@@ -57,7 +55,7 @@ func (gemini) DecodeResponse(body []byte) (*Response, error) {
 		resp.Parts = append(resp.Parts, p)
 		return true
 	})
-	resp.StopReason = geminiStop(cand.Get("finishReason").Str, calls > 0)
+	resp.StopReason = geminiStop(c.finish.Str, calls > 0)
 	return resp, nil
 }
 
@@ -148,7 +146,7 @@ func (gemini) EncodeResponse(r *Response) []byte {
 		default:
 			continue
 		}
-		if !isBase64(p.Signature) {
+		if !looksBase64(p.Signature) {
 			p.Signature = ""
 		}
 		if comma {
@@ -197,15 +195,15 @@ func appendGeminiIdentity(b []byte, id, model string) []byte {
 	return append(b, '}')
 }
 
-// isBase64 reports whether s is standard or URL-safe base64 (empty is).
-func isBase64(s string) bool {
+// looksBase64 reports whether s is standard or URL-safe base64 (empty is).
+func looksBase64(s string) bool {
 	if len(s)%4 != 0 {
 		return false
 	}
+	s = strings.TrimSuffix(strings.TrimSuffix(s, "="), "=")
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		ok := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' ||
-			c == '+' || c == '/' || c == '-' || c == '_' || (c == '=' && i >= len(s)-2)
+		ok := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
 		if !ok {
 			return false
 		}

@@ -47,34 +47,33 @@ func (d *geminiStreamDecoder) Decode(ev *Event, out []Chunk) ([]Chunk, error) {
 		return out, errors.New("gemini stream: event data is not a JSON object")
 	}
 	s := string(data) // one copy: the chunks' strings point into it
-	root := gjson.Parse(s)
-	if e := root.Get("error"); e.Exists() {
+	var c geminiChunk
+	c.read(gjson.Parse(s))
+	if c.err.Exists() {
 		ge := gemini{}.DecodeError(0, data)
 		d.done = true
 		return append(out, Chunk{Type: ChunkError, Err: &ge}), nil
 	}
-	u := root.Get("usageMetadata")
-	if u.Exists() {
-		d.usage = geminiUsage(u)
+	if c.usage.Exists() {
+		d.usage = geminiUsage(c.usage)
 	}
 	if !d.started {
 		d.started = true
-		out = append(out, Chunk{Type: ChunkStart, ID: root.Get("responseId").Str, Model: root.Get("modelVersion").Str, Usage: d.usage})
+		out = append(out, Chunk{Type: ChunkStart, ID: c.id.Str, Model: c.model.Str, Usage: d.usage})
 	}
-	cand := root.Get("candidates.0")
-	cand.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
+	c.parts.ForEach(func(_, p gjson.Result) bool {
 		out = d.part(p, out)
 		return true
 	})
-	finish := cand.Get("finishReason").Str
+	finish := c.finish.Str
 	if finish == "FINISH_REASON_UNSPECIFIED" {
 		finish = ""
 	}
-	if finish == "" && !cand.Exists() && root.Get("promptFeedback.blockReason").Str != "" {
+	if finish == "" && !c.candidate && c.feedback.Get("blockReason").Str != "" {
 		finish = "SAFETY" // the prompt was blocked: no candidate comes
 	}
 	if finish == "" {
-		if u.Exists() {
+		if c.usage.Exists() {
 			out = append(out, Chunk{Type: ChunkUsage, Usage: d.usage})
 		}
 		return out, nil
@@ -84,36 +83,80 @@ func (d *geminiStreamDecoder) Decode(ev *Event, out []Chunk) ([]Chunk, error) {
 	return append(out, Chunk{Type: ChunkEnd, StopReason: geminiStop(finish, d.calls > 0), Usage: d.usage}), nil
 }
 
+// geminiChunk holds the fields the decoders read of a
+// GenerateContentResponse (a whole answer or a streamed chunk), found in
+// one pass over each object.
+type geminiChunk struct {
+	err, usage, id, model, feedback gjson.Result
+	// candidate: the chunk has a first candidate, whose parts and
+	// finishReason these are.
+	candidate     bool
+	parts, finish gjson.Result
+}
+
+func (c *geminiChunk) read(root gjson.Result) {
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "candidates":
+			v.ForEach(func(_, cand gjson.Result) bool {
+				c.candidate = true
+				cand.ForEach(func(k, f gjson.Result) bool {
+					switch k.Str {
+					case "content":
+						c.parts = f.Get("parts")
+					case "finishReason":
+						c.finish = f
+					}
+					return true
+				})
+				return false // the first candidate only
+			})
+		case "usageMetadata":
+			c.usage = v
+		case "responseId":
+			c.id = v
+		case "modelVersion":
+			c.model = v
+		case "promptFeedback":
+			c.feedback = v
+		case "error":
+			c.err = v
+		}
+		return true
+	})
+}
+
 // Done reports whether a chunk with a finishReason, or an error, was seen.
 func (d *geminiStreamDecoder) Done() bool { return d.done }
 
 func (d *geminiStreamDecoder) part(p gjson.Result, out []Chunk) []Chunk {
-	if fc := p.Get("functionCall"); fc.Exists() {
-		out = d.closeBlock(out)
-		d.calls++
-		b := Part{Kind: PartToolCall, ID: fc.Get("id").Str, Name: fc.Get("name").Str, Signature: p.Get("thoughtSignature").Str}
-		if b.ID == "" {
-			b.ID = fmt.Sprintf("call_%d", d.calls)
+	var text, call gjson.Result
+	var thought bool
+	var sig string
+	p.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "text":
+			text = v
+		case "thought":
+			thought = v.Bool()
+		case "thoughtSignature":
+			sig = v.Str
+		case "functionCall":
+			call = v
 		}
-		args := "{}"
-		if a := fc.Get("args"); a.IsObject() {
-			args = a.Raw
-		}
-		out = append(out,
-			Chunk{Type: ChunkBlockStart, Index: d.next, Block: b},
-			Chunk{Type: ChunkDelta, Index: d.next, Text: args},
-			Chunk{Type: ChunkBlockStop, Index: d.next})
-		d.next++
-		return out
+		return true
+	})
+	if call.Exists() {
+		return d.call(call, sig, out)
 	}
-	text := p.Get("text")
 	if text.Type != gjson.String {
 		return out // inline data, code execution, …: no canonical block
 	}
 	kind := PartText
-	sig := ""
-	if p.Get("thought").Bool() {
-		kind, sig = PartThinking, p.Get("thoughtSignature").Str
+	if thought {
+		kind = PartThinking
+	} else {
+		sig = "" // the canonical stream carries thinking signatures only
 	}
 	if text.Str == "" && sig == "" {
 		return out
@@ -129,6 +172,27 @@ func (d *geminiStreamDecoder) part(p gjson.Result, out []Chunk) []Chunk {
 	if sig != "" {
 		out = append(out, Chunk{Type: ChunkDelta, Index: d.next, Text: sig, Signature: true})
 	}
+	return out
+}
+
+// call writes a whole function call as a block: its start (with the
+// part's signature), its arguments as one delta, its stop.
+func (d *geminiStreamDecoder) call(fc gjson.Result, sig string, out []Chunk) []Chunk {
+	out = d.closeBlock(out)
+	d.calls++
+	b := Part{Kind: PartToolCall, ID: fc.Get("id").Str, Name: fc.Get("name").Str, Signature: sig}
+	if b.ID == "" {
+		b.ID = fmt.Sprintf("call_%d", d.calls)
+	}
+	args := "{}"
+	if a := fc.Get("args"); a.IsObject() {
+		args = a.Raw
+	}
+	out = append(out,
+		Chunk{Type: ChunkBlockStart, Index: d.next, Block: b},
+		Chunk{Type: ChunkDelta, Index: d.next, Text: args},
+		Chunk{Type: ChunkBlockStop, Index: d.next})
+	d.next++
 	return out
 }
 
@@ -219,7 +283,7 @@ func (e *geminiStreamEncoder) delta(c *Chunk, out []byte) []byte {
 		e.args = append(e.args, c.Text...)
 		return out
 	case e.kind == PartThinking && c.Signature:
-		if !isBase64(c.Text) {
+		if !looksBase64(c.Text) {
 			return out
 		}
 		out = e.chunkStart(out)
@@ -263,7 +327,7 @@ func (e *geminiStreamEncoder) flushCall(out []byte) []byte {
 		args = append(args[:0], '{', '}')
 	}
 	e.call.Arguments = args
-	if !isBase64(e.call.Signature) {
+	if !looksBase64(e.call.Signature) {
 		e.call.Signature = ""
 	}
 	out = append(out, `data: {"candidates":[{"content":{"role":"model","parts":[`...)

@@ -6,7 +6,7 @@ import (
 
 func TestGeminiDecodeRequest(t *testing.T) {
 	imageURL := Feature{Name: "image_url", Protocols: []string{"openai-chat", "openai-responses", "anthropic", "gemini"}}
-	responseFormat := Feature{Name: "response_format", Protocols: []string{"openai-chat", "openai-responses", "gemini"}}
+	responseFormat := Feature{Name: "response_format", Protocols: []string{"gemini"}}
 	tests := []struct {
 		name string
 		body string
@@ -150,7 +150,7 @@ func TestGeminiDecodeRequest(t *testing.T) {
 				"responseSchema":{"type":"OBJECT"},"responseModalities":["TEXT","IMAGE"],"speechConfig":{},"responseLogprobs":true}}`,
 			want: &Request{Needs: []Feature{
 				{Name: "cached_content", Protocols: []string{"gemini"}},
-				{Name: "n", Protocols: []string{"openai-chat", "gemini"}},
+				{Name: "n", Protocols: []string{"gemini"}},
 				responseFormat,
 				{Name: "response_modalities", Protocols: []string{"gemini"}},
 				{Name: "speech_config", Protocols: []string{"gemini"}},

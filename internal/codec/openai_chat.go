@@ -18,47 +18,31 @@ var _ Translator = openAIChat{}
 // chatFields are the top-level fields of a Chat request the decoder reads,
 // collected in one pass over the body.
 type chatFields struct {
-	model, messages, tools, toolChoice, parallelToolCalls            gjson.Result
-	maxCompletionTokens, maxTokens, temperature, topP, stop          gjson.Result
-	stream, streamOptions, reasoningEffort, user, safetyIdentifier   gjson.Result
-	n, logprobs, topLogprobs, responseFormat, audio, modalities      gjson.Result
-	logitBias, functions, functionCall, prediction, webSearchOptions gjson.Result
+	sharedFields
+	messages, maxCompletionTokens, maxTokens, stop, streamOptions, reasoningEffort gjson.Result
+	n, logprobs, topLogprobs, responseFormat, audio, modalities, logitBias         gjson.Result
+	functions, functionCall, prediction, webSearchOptions                          gjson.Result
 }
 
 // collect sorts root's fields into f.
 func (f *chatFields) collect(root gjson.Result) {
 	root.ForEach(func(k, v gjson.Result) bool {
+		if f.sharedFields.collect(k.Str, v) {
+			return true
+		}
 		switch k.Str {
-		case "model":
-			f.model = v
 		case "messages":
 			f.messages = v
-		case "tools":
-			f.tools = v
-		case "tool_choice":
-			f.toolChoice = v
-		case "parallel_tool_calls":
-			f.parallelToolCalls = v
 		case "max_completion_tokens":
 			f.maxCompletionTokens = v
 		case "max_tokens":
 			f.maxTokens = v
-		case "temperature":
-			f.temperature = v
-		case "top_p":
-			f.topP = v
 		case "stop":
 			f.stop = v
-		case "stream":
-			f.stream = v
 		case "stream_options":
 			f.streamOptions = v
 		case "reasoning_effort":
 			f.reasoningEffort = v
-		case "user":
-			f.user = v
-		case "safety_identifier":
-			f.safetyIdentifier = v
 		case "n":
 			f.n = v
 		case "logprobs":
@@ -106,22 +90,17 @@ func (openAIChat) DecodeRequest(body []byte) (*Request, error) {
 
 // chatRequestDecoder builds one canonical request.
 type chatRequestDecoder struct {
-	r *Request
-	// calls are the tool calls seen so far, so a tool message's result can
-	// name the tool it answers.
-	calls []Part
-	// toolGroup: the last message holds tool messages' results, and the
-	// next tool message joins it.
-	toolGroup bool
+	r     *Request
+	turns toolTurns
 }
 
-// scalars reads the sampling and output settings.
+// scalars reads the shared fields and the output settings.
 func (d *chatRequestDecoder) scalars(f *chatFields) error {
 	r := d.r
-	var err error
-	if r.Model, err = wantString(f.model, "model"); err != nil {
+	if err := f.sharedFields.read(r); err != nil {
 		return err
 	}
+	var err error
 	if r.MaxTokens, err = wantCount(f.maxTokens, "max_tokens"); err != nil {
 		return err
 	}
@@ -130,16 +109,7 @@ func (d *chatRequestDecoder) scalars(f *chatFields) error {
 			return err
 		}
 	}
-	if r.Temperature, err = wantFloat(f.temperature, "temperature"); err != nil {
-		return err
-	}
-	if r.TopP, err = wantFloat(f.topP, "top_p"); err != nil {
-		return err
-	}
 	if r.Stop, err = wantStops(f.stop, "stop"); err != nil {
-		return err
-	}
-	if r.Stream, err = wantBool(f.stream, "stream"); err != nil {
 		return err
 	}
 	if err = wantObject(f.streamOptions, "stream_options"); err != nil {
@@ -148,25 +118,9 @@ func (d *chatRequestDecoder) scalars(f *chatFields) error {
 	if r.IncludeUsage, err = wantBool(f.streamOptions.Get("include_usage"), "stream_options.include_usage"); err != nil {
 		return err
 	}
-	if !isNull(f.parallelToolCalls) {
-		v, err := wantBool(f.parallelToolCalls, "parallel_tool_calls")
-		if err != nil {
-			return err
-		}
-		r.ParallelToolCalls = &v
-	}
 	effort, err := wantString(f.reasoningEffort, "reasoning_effort")
-	if err != nil {
-		return err
-	}
 	if effort != "" {
 		r.Thinking = &Thinking{Effort: effort}
-	}
-	if r.User, err = wantString(f.user, "user"); err != nil {
-		return err
-	}
-	if r.User == "" {
-		r.User, err = wantString(f.safetyIdentifier, "safety_identifier")
 	}
 	return err
 }
@@ -179,32 +133,32 @@ func (d *chatRequestDecoder) needs(f *chatFields) error {
 		return err
 	}
 	if n > 1 {
-		r.Need("n", protoChat, protoGemini)
+		r.Need("n", "openai-chat")
 	}
 	if f.logprobs.Type == gjson.True || !isNull(f.topLogprobs) {
-		r.Need("logprobs", protoChat)
+		r.Need("logprobs", "openai-chat")
 	}
 	if err := wantObject(f.responseFormat, "response_format"); err != nil {
 		return err
 	}
 	switch t := f.responseFormat.Get("type").Str; t {
 	case "json_object", "json_schema":
-		r.Need("response_format", protoChat, protoResponses, protoGemini)
+		r.Need("response_format", "openai-chat")
 	}
 	if !isNull(f.audio) || modalitiesHaveAudio(f.modalities) {
-		r.Need("audio", protoChat)
+		r.Need("audio", "openai-chat")
 	}
 	if f.logitBias.IsObject() && len(f.logitBias.Map()) > 0 {
-		r.Need("logit_bias", protoChat)
+		r.Need("logit_bias", "openai-chat")
 	}
 	if !isNull(f.functions) || !isNull(f.functionCall) {
-		r.Need("functions", protoChat)
+		r.Need("functions", "openai-chat")
 	}
 	if !isNull(f.prediction) {
-		r.Need("prediction", protoChat)
+		r.Need("prediction", "openai-chat")
 	}
 	if !isNull(f.webSearchOptions) {
-		r.Need("tool:web_search", protoChat)
+		r.Need("tool:web_search", "openai-chat")
 	}
 	return nil
 }
@@ -228,12 +182,14 @@ func (d *chatRequestDecoder) tools(f *chatFields) error {
 		if !t.IsObject() {
 			return fmt.Errorf("tools[%d]: must be an object, got %s", i, jsonKind(t))
 		}
-		if typ := t.Get("type").Str; typ != "function" {
-			d.r.Need("tool:"+typ, protoChat)
+		var f [len(functionToolKeys)]gjson.Result // type, function, name, description, parameters
+		objectFields(t, functionToolKeys[:2], f[:2])
+		if typ := f[0].Str; typ != "function" {
+			d.r.Need("tool:"+typ, "openai-chat")
 			return nil
 		}
-		fn := t.Get("function")
-		tool, err := functionTool(fn.Get("name"), fn.Get("description"), fn.Get("parameters"), func() string { return fmt.Sprintf("tools[%d].function", i) })
+		objectFields(f[1], functionToolKeys[2:], f[2:])
+		tool, err := functionTool(f[2], f[3], f[4], func() string { return fmt.Sprintf("tools[%d].function", i) })
 		if err == nil {
 			d.r.Tools = append(d.r.Tools, tool)
 		}
@@ -260,7 +216,7 @@ func (d *chatRequestDecoder) toolChoice(f *chatFields) error {
 		}
 		d.r.ToolChoice = ToolChoice{Mode: ToolNamed, Name: name.Str}
 	case "allowed_tools", "custom":
-		d.r.Need("tool_choice:"+typ, protoChat)
+		d.r.Need("tool_choice:"+typ, "openai-chat")
 	default:
 		return fmt.Errorf("tool_choice.type: unknown type %q", typ)
 	}

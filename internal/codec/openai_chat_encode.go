@@ -12,12 +12,11 @@ func (openAIChat) EncodeRequest(r *Request, model string, _ EncodeOptions) ([]by
 		w.keyStr("model", model)
 		w.comma()
 	}
-	w.key("messages")
-	w.raw("[")
+	w.raw(`"messages":[`)
 	first := true
 	if len(r.System) > 0 {
 		w.raw(`{"role":"system","content":`)
-		w.str(textOf(r.System, "\n\n"))
+		w.str(joinText(r.System, "\n\n"))
 		w.raw("}")
 		first = false
 	}
@@ -84,7 +83,7 @@ func writeChatMessage(w *jsonWriter, m *Message, first bool) bool {
 		w.raw(`{"role":"tool","tool_call_id":`)
 		w.str(p.ID)
 		w.raw(`,"content":`)
-		w.str(textOf(p.Content, "\n"))
+		w.str(joinText(p.Content, "\n"))
 		w.raw("}")
 	}
 	if rest > 0 {
@@ -147,7 +146,7 @@ func hasChatAssistantContent(parts []Part) bool {
 func writeChatAssistant(w *jsonWriter, parts []Part) {
 	w.raw(`{"role":"assistant","content":`)
 	if containsKind(parts, PartText) {
-		w.str(textOf(parts, ""))
+		w.str(joinText(parts, ""))
 	} else {
 		w.raw("null")
 	}
@@ -174,7 +173,7 @@ func writeChatTools(w *jsonWriter, r *Request) {
 			w.str(t.Description)
 		}
 		w.raw(`,"parameters":`)
-		w.json(t.Schema, `{"type":"object"}`)
+		w.object(t.Schema, `{"type":"object"}`)
 		w.raw("}}")
 	}
 	w.raw("]")

@@ -53,7 +53,7 @@ func (d *chatRequestDecoder) message(i int, v gjson.Result) error {
 	case "tool":
 		return d.tool(i, &m)
 	case "function":
-		d.r.Need("functions", protoChat)
+		d.r.Need("functions", "openai-chat")
 	case "":
 		return fmt.Errorf("messages[%d].role: missing", i)
 	default:
@@ -96,7 +96,7 @@ func chatTextParts(v gjson.Result, path func() string, refusals bool) ([]Part, e
 // user reads a user message's content: text, images, and parts only Chat
 // takes (audio, files), which are recorded as needs.
 func (d *chatRequestDecoder) user(i int, content gjson.Result) error {
-	d.toolGroup = false
+	d.turns.other()
 	switch {
 	case content.Type == gjson.String:
 		d.r.Messages = append(d.r.Messages, Message{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: content.Str}}})
@@ -127,9 +127,9 @@ func (d *chatRequestDecoder) user(i int, content gjson.Result) error {
 			}
 			parts = append(parts, img)
 		case "input_audio":
-			d.r.Need("audio", protoChat)
+			d.r.Need("audio", "openai-chat")
 		case "file":
-			d.r.Need("file", protoChat)
+			d.r.Need("file", "openai-chat")
 		default:
 			return fmt.Errorf("messages[%d].content[%d].type: unknown content part type %q", i, j, typ)
 		}
@@ -144,7 +144,7 @@ func (d *chatRequestDecoder) user(i int, content gjson.Result) error {
 // assistant reads an assistant turn: its reasoning (reasoning_content),
 // text (content, refusal) and tool calls, in that order.
 func (d *chatRequestDecoder) assistant(i int, m *chatMessage) error {
-	d.toolGroup = false
+	d.turns.other()
 	var parts []Part
 	switch {
 	case notString(m.reasoningContent):
@@ -170,13 +170,13 @@ func (d *chatRequestDecoder) assistant(i int, m *chatMessage) error {
 		parts = append(parts, Part{Kind: PartText, Text: m.refusal.Str})
 	}
 	if !isNull(m.functionCall) {
-		d.r.Need("functions", protoChat)
+		d.r.Need("functions", "openai-chat")
 	}
 	err = eachIndexed(m.toolCalls, func(j int, c gjson.Result) error {
 		call, ok, err := d.toolCall(i, j, c)
 		if ok {
 			parts = append(parts, call)
-			d.calls = append(d.calls, call)
+			d.turns.call(call)
 		}
 		return err
 	})
@@ -198,7 +198,7 @@ func (d *chatRequestDecoder) toolCall(i, j int, c gjson.Result) (Part, bool, err
 	var f [5]gjson.Result
 	objectFields(c, toolCallKeys[:3], f[:3])
 	if typ := f[0].Str; typ != "function" && typ != "" {
-		d.r.Need("tool:"+typ, protoChat)
+		d.r.Need("tool:"+typ, "openai-chat")
 		return Part{}, false, nil
 	}
 	objectFields(f[2], toolCallKeys[3:], f[3:])
@@ -236,23 +236,6 @@ func (d *chatRequestDecoder) tool(i int, m *chatMessage) error {
 	if err != nil {
 		return err
 	}
-	result := Part{Kind: PartToolResult, ID: id.Str, Name: d.callName(id.Str), Content: content}
-	if d.toolGroup {
-		last := &d.r.Messages[len(d.r.Messages)-1]
-		last.Parts = append(last.Parts, result)
-		return nil
-	}
-	d.r.Messages = append(d.r.Messages, Message{Role: RoleUser, Parts: []Part{result}})
-	d.toolGroup = true
+	d.turns.result(d.r, id.Str, content)
 	return nil
-}
-
-// callName is the name of the latest tool call with id, or "".
-func (d *chatRequestDecoder) callName(id string) string {
-	for k := len(d.calls) - 1; k >= 0; k-- {
-		if d.calls[k].ID == id {
-			return d.calls[k].Name
-		}
-	}
-	return ""
 }

@@ -34,20 +34,13 @@ func (openAIChat) DecodeResponse(body []byte) (*Response, error) {
 		resp.Parts = append(resp.Parts, Part{Kind: PartText, Text: rf.Str})
 		refused = true
 	}
-	err := eachIndexed(m[4], func(j int, c gjson.Result) error {
+	m[4].ForEach(func(_, c gjson.Result) bool {
 		var t [len(chatToolDeltaKeys)]gjson.Result // index, id, function, then name, arguments
 		objectFields(c, chatToolDeltaKeys[:3], t[:3])
 		objectFields(t[2], chatToolDeltaKeys[3:], t[3:])
-		args, ok := parseArguments(t[4].Str)
-		if !ok {
-			return fmt.Errorf("choices[0].message.tool_calls[%d].function.arguments: not a JSON object", j)
-		}
-		resp.Parts = append(resp.Parts, Part{Kind: PartToolCall, ID: t[1].Str, Name: t[3].Str, Arguments: args})
-		return nil
+		resp.Parts = append(resp.Parts, Part{Kind: PartToolCall, ID: t[1].Str, Name: t[3].Str, Arguments: answerArguments(t[4].Str)})
+		return true
 	})
-	if err != nil {
-		return nil, err
-	}
 	resp.StopReason = chatStopReason(ch[2].Str)
 	if resp.StopReason == StopEnd && containsKind(resp.Parts, PartToolCall) {
 		resp.StopReason = StopToolUse // some servers say "stop" after tool calls
@@ -150,7 +143,7 @@ func (openAIChat) EncodeResponse(r *Response) []byte {
 	w.str(r.Model)
 	w.raw(`,"choices":[{"index":0,"message":{"role":"assistant","content":`)
 	if containsKind(r.Parts, PartText) {
-		w.str(textOf(r.Parts, ""))
+		w.str(joinText(r.Parts, ""))
 	} else {
 		w.raw("null")
 	}
@@ -187,7 +180,7 @@ func writeChatToolCalls(w *jsonWriter, parts []Part) {
 		w.raw(`,"type":"function","function":{"name":`)
 		w.str(p.Name)
 		w.raw(`,"arguments":`)
-		w.str(arguments(p))
+		w.str(argumentsText(p))
 		w.raw("}}")
 	}
 	if !first {

@@ -331,9 +331,9 @@ func (e *chatStreamEncoder) Encode(c *Chunk, out []byte) []byte {
 			out = append(out, `{"index":0,"delta":{"tool_calls":[{"index":`...)
 			out = strconv.AppendInt(out, int64(e.tool), 10)
 			out = append(out, `,"id":`...)
-			out = gjson.AppendJSONString(out, c.Block.ID)
+			out = wireString(out, c.Block.ID)
 			out = append(out, `,"type":"function","function":{"name":`...)
-			out = gjson.AppendJSONString(out, c.Block.Name)
+			out = wireString(out, c.Block.Name)
 			out = append(out, `,"arguments":""}}]},"finish_reason":null}]}`+"\n\n"...)
 		}
 	case ChunkDelta:
@@ -360,11 +360,11 @@ func (e *chatStreamEncoder) begin(c *Chunk) {
 		model = e.model
 	}
 	b := append(make([]byte, 0, 128+len(c.ID)+len(model)), `data: {"id":`...)
-	b = gjson.AppendJSONString(b, chatID(c.ID))
+	b = wireString(b, chatID(c.ID))
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
 	b = strconv.AppendInt(b, unixOr(0), 10)
 	b = append(b, `,"model":`...)
-	b = gjson.AppendJSONString(b, model)
+	b = wireString(b, model)
 	e.prefix = append(b, `,"choices":[`...)
 }
 
@@ -391,12 +391,12 @@ func (e *chatStreamEncoder) delta(c *Chunk, out []byte) []byte {
 		out = append(out, `{"index":0,"delta":{"tool_calls":[{"index":`...)
 		out = strconv.AppendInt(out, int64(e.tool), 10)
 		out = append(out, `,"function":{"arguments":`...)
-		out = gjson.AppendJSONString(out, c.Text)
+		out = wireString(out, c.Text)
 		return append(out, `}}]},"finish_reason":null}]}`+"\n\n"...)
 	default:
 		return out // redacted thinking: Chat has no place for it
 	}
-	out = gjson.AppendJSONString(out, c.Text)
+	out = wireString(out, c.Text)
 	return append(out, `},"finish_reason":null}]}`+"\n\n"...)
 }
 
@@ -406,7 +406,7 @@ func (e *chatStreamEncoder) end(c *Chunk, out []byte) []byte {
 	e.done = true
 	out = append(out, e.prefix...)
 	out = append(out, `{"index":0,"delta":{},"finish_reason":`...)
-	out = gjson.AppendJSONString(out, chatFinishReason(c.StopReason))
+	out = wireString(out, chatFinishReason(c.StopReason))
 	out = append(out, "}]}\n\n"...)
 	if e.includeUsage {
 		u := c.Usage

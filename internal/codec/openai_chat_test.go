@@ -128,9 +128,9 @@ func TestOpenAIChatDecodeRequest(t *testing.T) {
 				Model:    "m",
 				Messages: []Message{{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: "x"}}}},
 				Needs: []Feature{
-					{Name: "n", Protocols: []string{"openai-chat", "gemini"}},
+					{Name: "n", Protocols: []string{"openai-chat"}},
 					{Name: "logprobs", Protocols: []string{"openai-chat"}},
-					{Name: "response_format", Protocols: []string{"openai-chat", "openai-responses", "gemini"}},
+					{Name: "response_format", Protocols: []string{"openai-chat"}},
 					{Name: "audio", Protocols: []string{"openai-chat"}},
 					{Name: "logit_bias", Protocols: []string{"openai-chat"}},
 				},

@@ -152,6 +152,12 @@ func parseBody(body []byte) (gjson.Result, error) {
 	return root, nil
 }
 
+// functionToolKeys are the fields of a tool definition: its type, (Chat)
+// the function object, and the function's name, description and
+// parameters (in Chat inside the function object, in Responses beside the
+// type).
+var functionToolKeys = [...]string{"type", "function", "name", "description", "parameters"}
+
 // functionTool reads a function's name, description and parameters
 // schema; path (computed only for an error) names the object holding them.
 func functionTool(name, desc, params gjson.Result, path func() string) (Tool, error) {
@@ -184,4 +190,109 @@ func setToolChoiceMode(tc *ToolChoice, s string) error {
 		return fmt.Errorf("tool_choice: must be \"auto\", \"none\", \"required\" or an object, got %q", s)
 	}
 	return nil
+}
+
+// toolTurns follows the tool calls and results of a request being
+// decoded: results that follow one another share one user message (a
+// canonical tool turn), and each result names the tool its call named.
+type toolTurns struct {
+	// calls are the tool calls seen so far.
+	calls []Part
+	// grouping: the last message holds tool results, and the next result
+	// joins it.
+	grouping bool
+}
+
+// call records a tool call.
+func (t *toolTurns) call(p Part) { t.calls = append(t.calls, p) }
+
+// result appends a tool result answering call id with content to r,
+// naming the tool.
+func (t *toolTurns) result(r *Request, id string, content []Part) {
+	p := Part{Kind: PartToolResult, ID: id, Name: t.name(id), Content: content}
+	if t.grouping {
+		last := &r.Messages[len(r.Messages)-1]
+		last.Parts = append(last.Parts, p)
+		return
+	}
+	r.Messages = append(r.Messages, Message{Role: RoleUser, Parts: []Part{p}})
+	t.grouping = true
+}
+
+// other notes a message that is not a tool result: the next result starts
+// a new turn.
+func (t *toolTurns) other() { t.grouping = false }
+
+// name is the name of the latest tool call with id, or "".
+func (t *toolTurns) name(id string) string {
+	for k := len(t.calls) - 1; k >= 0; k-- {
+		if t.calls[k].ID == id {
+			return t.calls[k].Name
+		}
+	}
+	return ""
+}
+
+// sharedFields are the top-level request fields Chat and Responses share.
+type sharedFields struct {
+	model, temperature, topP, stream, parallelToolCalls, user, safetyIdentifier, tools, toolChoice gjson.Result
+}
+
+// collect keeps v when k names a shared field, and reports whether it did.
+func (f *sharedFields) collect(k string, v gjson.Result) bool {
+	switch k {
+	case "model":
+		f.model = v
+	case "temperature":
+		f.temperature = v
+	case "top_p":
+		f.topP = v
+	case "stream":
+		f.stream = v
+	case "parallel_tool_calls":
+		f.parallelToolCalls = v
+	case "user":
+		f.user = v
+	case "safety_identifier":
+		f.safetyIdentifier = v
+	case "tools":
+		f.tools = v
+	case "tool_choice":
+		f.toolChoice = v
+	default:
+		return false
+	}
+	return true
+}
+
+// read sets r's model, temperature, top_p, stream, parallel_tool_calls and
+// user (or, without one, safety_identifier).
+func (f *sharedFields) read(r *Request) error {
+	var err error
+	if r.Model, err = wantString(f.model, "model"); err != nil {
+		return err
+	}
+	if r.Temperature, err = wantFloat(f.temperature, "temperature"); err != nil {
+		return err
+	}
+	if r.TopP, err = wantFloat(f.topP, "top_p"); err != nil {
+		return err
+	}
+	if r.Stream, err = wantBool(f.stream, "stream"); err != nil {
+		return err
+	}
+	if !isNull(f.parallelToolCalls) {
+		v, err := wantBool(f.parallelToolCalls, "parallel_tool_calls")
+		if err != nil {
+			return err
+		}
+		r.ParallelToolCalls = &v
+	}
+	if r.User, err = wantString(f.user, "user"); err != nil {
+		return err
+	}
+	if r.User == "" {
+		r.User, err = wantString(f.safetyIdentifier, "safety_identifier")
+	}
+	return err
 }

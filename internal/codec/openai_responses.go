@@ -17,42 +17,26 @@ var _ Translator = openAIResponses{}
 // responsesFields are the top-level fields of a Responses request the
 // decoder reads, collected in one pass over the body.
 type responsesFields struct {
-	model, input, instructions, tools, toolChoice, parallelToolCalls gjson.Result
-	maxOutputTokens, temperature, topP, stream, reasoning, user      gjson.Result
-	safetyIdentifier, previousResponseID, conversation, background   gjson.Result
-	text, topLogprobs, prompt                                        gjson.Result
+	sharedFields
+	input, instructions, maxOutputTokens, reasoning, previousResponseID gjson.Result
+	conversation, background, text, topLogprobs, prompt                 gjson.Result
 }
 
 // collect sorts root's fields into f.
 func (f *responsesFields) collect(root gjson.Result) {
 	root.ForEach(func(k, v gjson.Result) bool {
+		if f.sharedFields.collect(k.Str, v) {
+			return true
+		}
 		switch k.Str {
-		case "model":
-			f.model = v
 		case "input":
 			f.input = v
 		case "instructions":
 			f.instructions = v
-		case "tools":
-			f.tools = v
-		case "tool_choice":
-			f.toolChoice = v
-		case "parallel_tool_calls":
-			f.parallelToolCalls = v
 		case "max_output_tokens":
 			f.maxOutputTokens = v
-		case "temperature":
-			f.temperature = v
-		case "top_p":
-			f.topP = v
-		case "stream":
-			f.stream = v
 		case "reasoning":
 			f.reasoning = v
-		case "user":
-			f.user = v
-		case "safety_identifier":
-			f.safetyIdentifier = v
 		case "previous_response_id":
 			f.previousResponseID = v
 		case "conversation":
@@ -90,20 +74,14 @@ func (openAIResponses) DecodeRequest(body []byte) (*Request, error) {
 
 // responsesRequestDecoder builds one canonical request.
 type responsesRequestDecoder struct {
-	r *Request
-	// calls are the function calls seen so far, so an output can name the
-	// tool it answers.
-	calls []Part
-	// toolGroup: the last message holds function_call_output results, and
-	// the next one joins it.
-	toolGroup bool
+	r     *Request
+	turns toolTurns
 }
 
-// scalars reads the instructions and the sampling and output settings.
+// scalars reads the shared fields, the instructions and the output settings.
 func (d *responsesRequestDecoder) scalars(f *responsesFields) error {
 	r := d.r
-	var err error
-	if r.Model, err = wantString(f.model, "model"); err != nil {
+	if err := f.sharedFields.read(r); err != nil {
 		return err
 	}
 	instructions, err := wantString(f.instructions, "instructions")
@@ -116,37 +94,12 @@ func (d *responsesRequestDecoder) scalars(f *responsesFields) error {
 	if r.MaxTokens, err = wantCount(f.maxOutputTokens, "max_output_tokens"); err != nil {
 		return err
 	}
-	if r.Temperature, err = wantFloat(f.temperature, "temperature"); err != nil {
-		return err
-	}
-	if r.TopP, err = wantFloat(f.topP, "top_p"); err != nil {
-		return err
-	}
-	if r.Stream, err = wantBool(f.stream, "stream"); err != nil {
-		return err
-	}
-	if !isNull(f.parallelToolCalls) {
-		v, err := wantBool(f.parallelToolCalls, "parallel_tool_calls")
-		if err != nil {
-			return err
-		}
-		r.ParallelToolCalls = &v
-	}
 	if err := wantObject(f.reasoning, "reasoning"); err != nil {
 		return err
 	}
 	effort, err := wantString(f.reasoning.Get("effort"), "reasoning.effort")
-	if err != nil {
-		return err
-	}
 	if effort != "" {
 		r.Thinking = &Thinking{Effort: effort}
-	}
-	if r.User, err = wantString(f.user, "user"); err != nil {
-		return err
-	}
-	if r.User == "" {
-		r.User, err = wantString(f.safetyIdentifier, "safety_identifier")
 	}
 	return err
 }
@@ -158,26 +111,26 @@ func (d *responsesRequestDecoder) needs(f *responsesFields) error {
 	if id, err := wantString(f.previousResponseID, "previous_response_id"); err != nil {
 		return err
 	} else if id != "" {
-		r.Need("previous_response_id", protoResponses)
+		r.Need("previous_response_id", "openai-responses")
 	}
 	if !isNull(f.conversation) {
-		r.Need("conversation", protoResponses)
+		r.Need("conversation", "openai-responses")
 	}
 	if f.background.Type == gjson.True {
-		r.Need("background", protoResponses)
+		r.Need("background", "openai-responses")
 	}
 	if err := wantObject(f.text, "text"); err != nil {
 		return err
 	}
 	switch f.text.Get("format.type").Str {
 	case "json_schema", "json_object":
-		r.Need("response_format", protoChat, protoResponses, protoGemini)
+		r.Need("response_format", "openai-responses")
 	}
 	if f.topLogprobs.Type == gjson.Number && f.topLogprobs.Num > 0 {
-		r.Need("logprobs", protoChat, protoResponses)
+		r.Need("logprobs", "openai-responses")
 	}
 	if !isNull(f.prompt) {
-		r.Need("prompt", protoResponses)
+		r.Need("prompt", "openai-responses")
 	}
 	return nil
 }
@@ -216,7 +169,7 @@ func (d *responsesRequestDecoder) item(i int, it gjson.Result) error {
 	}
 	// item_reference and the items of built-in tools (web_search_call,
 	// computer_call_output, mcp_call, …) live only in the Responses API.
-	d.r.Need("item:"+typ, protoResponses)
+	d.r.Need("item:"+typ, "openai-responses")
 	return nil
 }
 
@@ -234,7 +187,7 @@ func (d *responsesRequestDecoder) message(i int, it gjson.Result) error {
 	case "system", "developer":
 		d.r.System = append(d.r.System, parts...)
 	case "user":
-		d.toolGroup = false
+		d.turns.other()
 		if len(parts) > 0 {
 			d.r.Messages = append(d.r.Messages, Message{Role: RoleUser, Parts: parts})
 		}
@@ -251,7 +204,7 @@ func (d *responsesRequestDecoder) message(i int, it gjson.Result) error {
 // assistantParts appends parts to the assistant turn being read: the
 // reasoning, messages and function calls of one turn are separate items.
 func (d *responsesRequestDecoder) assistantParts(parts ...Part) {
-	d.toolGroup = false
+	d.turns.other()
 	if len(parts) == 0 {
 		return
 	}
@@ -304,7 +257,7 @@ func (d *responsesRequestDecoder) contentPart(p gjson.Result, typ string, path f
 		return Part{Kind: PartText, Text: text.Str}, true, nil
 	case "input_image":
 		if !isNull(p.Get("file_id")) {
-			d.r.Need("file_id", protoResponses)
+			d.r.Need("file_id", "openai-responses")
 			return Part{}, false, nil
 		}
 		u := p.Get("image_url")
@@ -314,10 +267,10 @@ func (d *responsesRequestDecoder) contentPart(p gjson.Result, typ string, path f
 		img, err := parseImageURL(d.r, u.Str, path()+".image_url")
 		return img, err == nil, err
 	case "input_file":
-		d.r.Need("input_file", protoResponses)
+		d.r.Need("input_file", "openai-responses")
 		return Part{}, false, nil
 	case "input_audio":
-		d.r.Need("audio", protoResponses)
+		d.r.Need("audio", "openai-responses")
 		return Part{}, false, nil
 	}
 	return Part{}, false, fmt.Errorf("%s.type: unknown content part type %q", path(), typ)
@@ -337,7 +290,7 @@ func (d *responsesRequestDecoder) functionCall(i int, it gjson.Result) error {
 		return fmt.Errorf("input[%d].arguments: must be a JSON object encoded as a string", i)
 	}
 	call := Part{Kind: PartToolCall, ID: id.Str, Name: name.Str, Arguments: raw}
-	d.calls = append(d.calls, call)
+	d.turns.call(call)
 	d.assistantParts(call)
 	return nil
 }
@@ -349,15 +302,15 @@ func (d *responsesRequestDecoder) functionOutput(i int, it gjson.Result) error {
 	if id.Type != gjson.String || id.Str == "" {
 		return fmt.Errorf("input[%d].call_id: must be a non-empty string", i)
 	}
-	result := Part{Kind: PartToolResult, ID: id.Str, Name: d.callName(id.Str)}
+	var content []Part
 	switch out := it.Get("output"); {
 	case out.Type == gjson.String:
-		result.Content = []Part{{Kind: PartText, Text: out.Str}}
+		content = []Part{{Kind: PartText, Text: out.Str}}
 	case out.IsArray():
 		err := eachIndexed(out, func(j int, p gjson.Result) error {
 			part, ok, err := d.contentPart(p, p.Get("type").Str, func() string { return fmt.Sprintf("input[%d].output[%d]", i, j) })
 			if ok {
-				result.Content = append(result.Content, part)
+				content = append(content, part)
 			}
 			return err
 		})
@@ -367,24 +320,8 @@ func (d *responsesRequestDecoder) functionOutput(i int, it gjson.Result) error {
 	default:
 		return fmt.Errorf("input[%d].output: must be a string or an array of content parts, got %s", i, jsonKind(out))
 	}
-	if d.toolGroup {
-		last := &d.r.Messages[len(d.r.Messages)-1]
-		last.Parts = append(last.Parts, result)
-		return nil
-	}
-	d.r.Messages = append(d.r.Messages, Message{Role: RoleUser, Parts: []Part{result}})
-	d.toolGroup = true
+	d.turns.result(d.r, id.Str, content)
 	return nil
-}
-
-// callName is the name of the latest function call with id, or "".
-func (d *responsesRequestDecoder) callName(id string) string {
-	for k := len(d.calls) - 1; k >= 0; k-- {
-		if d.calls[k].ID == id {
-			return d.calls[k].Name
-		}
-	}
-	return ""
 }
 
 // reasoning reads a reasoning item into the assistant turn: its summary
@@ -436,11 +373,13 @@ func (d *responsesRequestDecoder) tools(f *responsesFields) error {
 		if !t.IsObject() {
 			return fmt.Errorf("tools[%d]: must be an object, got %s", i, jsonKind(t))
 		}
-		if typ := t.Get("type").Str; typ != "function" {
-			d.r.Need("tool:"+typ, protoResponses)
+		var f [len(functionToolKeys)]gjson.Result // type, (function), name, description, parameters
+		objectFields(t, functionToolKeys[:], f[:])
+		if typ := f[0].Str; typ != "function" {
+			d.r.Need("tool:"+typ, "openai-responses")
 			return nil
 		}
-		tool, err := functionTool(t.Get("name"), t.Get("description"), t.Get("parameters"), func() string { return fmt.Sprintf("tools[%d]", i) })
+		tool, err := functionTool(f[2], f[3], f[4], func() string { return fmt.Sprintf("tools[%d]", i) })
 		if err == nil {
 			d.r.Tools = append(d.r.Tools, tool)
 		}
@@ -462,7 +401,7 @@ func (d *responsesRequestDecoder) toolChoice(f *responsesFields) error {
 	typ := v.Get("type").Str
 	if typ != "function" {
 		// allowed_tools, mcp, custom and the built-in tools' choices
-		d.r.Need("tool_choice:"+typ, protoResponses)
+		d.r.Need("tool_choice:"+typ, "openai-responses")
 		return nil
 	}
 	name := v.Get("name")

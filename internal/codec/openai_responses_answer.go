@@ -26,14 +26,10 @@ func (openAIResponses) DecodeResponse(body []byte) (*Response, error) {
 	}
 	resp := &Response{ID: f[0].Str, Model: f[1].Str, Created: f[2].Int()}
 	refused := false
-	err := eachIndexed(f[4], func(i int, it gjson.Result) error {
-		var err error
-		resp.Parts, refused, err = appendResponsesItem(resp.Parts, it, refused, i)
-		return err
+	f[4].ForEach(func(_, it gjson.Result) bool {
+		resp.Parts, refused = appendResponsesItem(resp.Parts, it, refused)
+		return true
 	})
-	if err != nil {
-		return nil, err
-	}
 	resp.StopReason = responsesStopReason(root, containsKind(resp.Parts, PartToolCall), refused)
 	resp.Usage = responsesUsage(f[5])
 	return resp, nil
@@ -46,9 +42,9 @@ var (
 	responsesItemKeys   = [...]string{"type", "content", "encrypted_content", "arguments", "call_id", "name"}
 )
 
-// appendResponsesItem appends the parts of output item i to parts and
-// reports whether a refusal was seen.
-func appendResponsesItem(parts []Part, it gjson.Result, refused bool, i int) ([]Part, bool, error) {
+// appendResponsesItem appends the parts of output item it to parts and
+// reports whether a refusal was seen (refused, or in it).
+func appendResponsesItem(parts []Part, it gjson.Result, refused bool) ([]Part, bool) {
 	var f [len(responsesItemKeys)]gjson.Result // type, content, encrypted_content, arguments, call_id, name
 	objectFields(it, responsesItemKeys[:], f[:])
 	switch f[0].Str {
@@ -71,13 +67,9 @@ func appendResponsesItem(parts []Part, it gjson.Result, refused bool, i int) ([]
 			return true
 		})
 	case "function_call":
-		args, ok := parseArguments(f[3].Str)
-		if !ok {
-			return parts, refused, fmt.Errorf("output[%d].arguments: not a JSON object", i)
-		}
-		parts = append(parts, Part{Kind: PartToolCall, ID: f[4].Str, Name: f[5].Str, Arguments: args})
+		parts = append(parts, Part{Kind: PartToolCall, ID: f[4].Str, Name: f[5].Str, Arguments: answerArguments(f[3].Str)})
 	}
-	return parts, refused, nil
+	return parts, refused
 }
 
 // responsesStopReason derives the stop reason of a response object.
@@ -122,7 +114,7 @@ func (openAIResponses) EncodeResponse(r *Response) []byte {
 		text := p.Text
 		switch p.Kind {
 		case PartToolCall:
-			text = arguments(p)
+			text = argumentsText(p)
 		case PartRedactedThinking:
 			text = p.Data
 		case PartText, PartThinking:

@@ -14,12 +14,11 @@ func (openAIResponses) EncodeRequest(r *Request, model string, _ EncodeOptions) 
 		w.keyStr("model", model)
 		w.comma()
 	}
-	if instructions := textOf(r.System, "\n\n"); instructions != "" {
+	if instructions := joinText(r.System, "\n\n"); instructions != "" {
 		w.keyStr("instructions", instructions)
 		w.comma()
 	}
-	w.key("input")
-	w.raw("[")
+	w.raw(`"input":[`)
 	first := true
 	for i := range r.Messages {
 		first = writeResponsesInput(&w, &r.Messages[i], first)
@@ -68,7 +67,7 @@ func writeResponsesInput(w *jsonWriter, m *Message, first bool) bool {
 		if containsKind(m.Parts, PartText) {
 			sep()
 			w.raw(`{"role":"assistant","content":`)
-			w.str(textOf(m.Parts, ""))
+			w.str(joinText(m.Parts, ""))
 			w.raw("}")
 		}
 		for i := range m.Parts {
@@ -79,7 +78,7 @@ func writeResponsesInput(w *jsonWriter, m *Message, first bool) bool {
 				w.raw(`,"name":`)
 				w.str(p.Name)
 				w.raw(`,"arguments":`)
-				w.str(arguments(p))
+				w.str(argumentsText(p))
 				w.raw("}")
 			}
 		}
@@ -94,7 +93,7 @@ func writeResponsesInput(w *jsonWriter, m *Message, first bool) bool {
 			w.raw(`{"type":"function_call_output","call_id":`)
 			w.str(p.ID)
 			w.raw(`,"output":`)
-			w.str(textOf(p.Content, "\n"))
+			w.str(joinText(p.Content, "\n"))
 			w.raw("}")
 		case PartText, PartImage:
 			rest++
@@ -146,7 +145,7 @@ func writeResponsesTools(w *jsonWriter, r *Request) {
 			w.str(t.Description)
 		}
 		w.raw(`,"parameters":`)
-		w.json(t.Schema, `{"type":"object"}`)
+		w.object(t.Schema, `{"type":"object"}`)
 		w.raw(`,"strict":false}`)
 	}
 	w.raw("]")

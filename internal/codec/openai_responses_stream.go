@@ -237,14 +237,14 @@ func (d *responsesStreamDecoder) closeOpen(out []Chunk) []Chunk {
 // event streamed.
 func (d *responsesStreamDecoder) itemDone(out []Chunk, item int64, it gjson.Result) []Chunk {
 	if d.open && d.cur.item == item {
+		if d.cur.kind == PartToolCall && !d.gotDelta {
+			out = d.delta(out, it.Get("arguments").Str) // arguments only in the done item
+		}
 		out = d.closeOpen(out)
 	}
 	streamed := item <= d.lastItem
 	if !streamed {
-		parts, refused, err := appendResponsesItem(nil, it, false, int(item))
-		if err != nil {
-			parts = nil // arguments that are not JSON: the call is dropped
-		}
+		parts, refused := appendResponsesItem(nil, it, false)
 		d.refusal = d.refusal || refused
 		for _, p := range parts {
 			if p.Kind == PartRedactedThinking {

@@ -95,6 +95,20 @@ func TestOpenAIResponsesStreamDecodeSparse(t *testing.T) {
 			},
 		},
 		{
+			name: "a call whose arguments come only in its done item",
+			stream: ev(`{"type":"response.created","response":{"id":"resp_3"}}`) +
+				ev(`{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","call_id":"c","name":"f","arguments":""}}`) +
+				ev(`{"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","call_id":"c","name":"f","arguments":"{\"a\":1}"}}`) +
+				ev(`{"type":"response.completed","response":{"status":"completed"}}`),
+			want: []Chunk{
+				{Type: ChunkStart, ID: "resp_3"},
+				{Type: ChunkBlockStart, Index: 0, Block: Part{Kind: PartToolCall, ID: "c", Name: "f"}},
+				{Type: ChunkDelta, Index: 0, Text: `{"a":1}`},
+				{Type: ChunkBlockStop, Index: 0},
+				{Type: ChunkEnd, StopReason: StopToolUse},
+			},
+		},
+		{
 			name: "text only in its done event, type from the event name, refusal",
 			stream: "event: response.created\ndata: {\"response\":{\"id\":\"resp_2\"}}\n\n" +
 				ev(`{"type":"response.content_part.added","output_index":0,"content_index":0,"part":{"type":"output_text","text":""}}`) +

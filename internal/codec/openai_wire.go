@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -17,15 +15,6 @@ import (
 // translators: reading the JSON shapes both protocols use (image URLs,
 // argument strings, errors) and writing JSON by appending to a byte slice,
 // which keeps the stream encoders free of per-event marshalling.
-
-// openAIProtocols are the protocols of the OpenAI family, for Needs that
-// both of them can express.
-const (
-	protoChat      = "openai-chat"
-	protoResponses = "openai-responses"
-	protoAnthropic = "anthropic"
-	protoGemini    = "gemini"
-)
 
 // maxErrorText bounds the body text an unparseable error answer becomes.
 const maxErrorText = 512
@@ -80,18 +69,19 @@ func parseImageURL(r *Request, url, path string) (Part, error) {
 		return Part{Kind: PartImage, MediaType: mime, Data: data}, nil
 	}
 	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") {
-		r.Need("image_url", protoChat, protoResponses, protoAnthropic)
+		r.Need("image_url", "openai-chat", "openai-responses", "anthropic")
 		return Part{Kind: PartImage, URL: url}, nil
 	}
 	return Part{}, fmt.Errorf("%s: must be an http(s) URL or a base64 data URL", path)
 }
 
-// imageURL is the URL an image part is sent as: its own, or a data URL.
+// appendImageURL appends the URL image part p is sent as, a JSON
+// string: its own, or a data URL of its data.
 func appendImageURL(b []byte, p *Part) []byte {
 	if p.URL != "" {
-		return gjson.AppendJSONString(b, p.URL)
+		return wireString(b, p.URL)
 	}
-	return gjson.AppendJSONString(b, "data:"+p.MediaType+";base64,"+p.Data)
+	return wireString(b, "data:"+p.MediaType+";base64,"+p.Data)
 }
 
 // parseArguments reads a tool call's arguments, a JSON string holding a
@@ -108,8 +98,19 @@ func parseArguments(s string) (json.RawMessage, bool) {
 	return json.RawMessage(s), true
 }
 
-// arguments is the JSON text a tool call's arguments are sent as.
-func arguments(p *Part) string {
+// answerArguments reads the arguments of a tool call in an upstream's
+// answer: "" is {}, anything else is kept as the model wrote it, even when
+// it is not a JSON object, as a stream passes it on (the Anthropic and
+// Gemini encoders wrap what is not an object, see wireArgs).
+func answerArguments(s string) json.RawMessage {
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(s)
+}
+
+// argumentsText is the JSON text a tool call's arguments are sent as.
+func argumentsText(p *Part) string {
 	if len(p.Arguments) == 0 {
 		return "{}"
 	}
@@ -161,8 +162,8 @@ func containsKind(parts []Part, k PartKind) bool {
 	return false
 }
 
-// textOf joins the text parts of parts with sep.
-func textOf(parts []Part, sep string) string {
+// joinText joins the text parts of parts with sep.
+func joinText(parts []Part, sep string) string {
 	n, count := 0, 0
 	for i := range parts {
 		if parts[i].Kind == PartText {
@@ -191,33 +192,27 @@ func textOf(parts []Part, sep string) string {
 	return sb.String()
 }
 
-// jsonWriter appends JSON to a byte slice. Its methods write a value or a
-// "key": prefix; the caller writes the punctuation between them.
+// jsonWriter appends JSON to a byte slice, with the wire* writers of
+// wirejson.go. Its methods write a value or a "key": prefix; the caller
+// writes the punctuation between them.
 type jsonWriter struct{ b []byte }
 
-func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
-func (w *jsonWriter) str(s string) { w.b = gjson.AppendJSONString(w.b, s) }
-func (w *jsonWriter) int(n int64)  { w.b = strconv.AppendInt(w.b, n, 10) }
-func (w *jsonWriter) float(f float64) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		w.b = append(w.b, "null"...)
-		return
-	}
-	w.b = strconv.AppendFloat(w.b, f, 'g', -1, 64)
+func (w *jsonWriter) raw(s string)    { w.b = append(w.b, s...) }
+func (w *jsonWriter) str(s string)    { w.b = wireString(w.b, s) }
+func (w *jsonWriter) int(n int64)     { w.b = wireInt(w.b, n) }
+func (w *jsonWriter) float(f float64) { w.b = wireFloat(w.b, f) }
+func (w *jsonWriter) bool(v bool)     { w.b = wireBool(w.b, v) }
+func (w *jsonWriter) comma()          { w.b = append(w.b, ',') }
+func (w *jsonWriter) keyStr(k, v string) {
+	w.b = append(append(append(w.b, '"'), k...), `":`...)
+	w.str(v)
 }
-func (w *jsonWriter) key(k string) { w.b = append(append(append(w.b, '"'), k...), `":`...) }
-func (w *jsonWriter) comma()       { w.b = append(w.b, ',') }
-func (w *jsonWriter) bool(v bool)  { w.b = strconv.AppendBool(w.b, v) }
 
-// json writes v, raw JSON, or fallback when v is empty or not JSON.
-func (w *jsonWriter) json(v []byte, fallback string) {
-	if len(v) == 0 || !gjson.ValidBytes(v) {
-		w.b = append(w.b, fallback...)
-		return
-	}
-	w.b = append(w.b, compactJSON(v)...)
+// object writes v, a JSON object (a schema), without insignificant
+// whitespace, or fallback when v is empty or not an object.
+func (w *jsonWriter) object(v []byte, fallback string) {
+	w.b = wireRawObject(w.b, compactJSON(v), fallback)
 }
-func (w *jsonWriter) keyStr(k, v string) { w.key(k); w.str(v) }
 
 // compactJSON is v without insignificant whitespace when it has any, so
 // that a schema pasted with newlines does not bloat every request.

@@ -21,6 +21,7 @@ const (
 	ProviderAzureOpenAI      = provider.NameAzureOpenAI
 	ProviderAnthropic        = provider.NameAnthropic
 	ProviderGemini           = provider.NameGemini
+	ProviderVertex           = provider.NameVertex
 	ProviderBedrock          = provider.NameBedrock
 )
 
@@ -295,14 +296,15 @@ type AffinityMigration struct {
 type Upstream struct {
 	// Name is the unique, stable id. Required, without whitespace, '/', '?', '#' or '%'.
 	Name string `yaml:"name" json:"name"`
-	// Provider is openai, anthropic, azure-openai or openai-compatible. Required.
+	// Provider is openai, anthropic, azure-openai, openai-compatible,
+	// gemini, vertex or bedrock. Required.
 	Provider string `yaml:"provider" json:"provider"`
 	// BaseURL includes the version path (https://api.openai.com/v1); the
 	// gateway appends /chat/completions, /messages, /models, …  For
 	// azure-openai it is the resource URL (https://NAME.openai.azure.com).
 	// An absolute http(s) URL with a host, no query or credentials;
-	// required unless the provider has a default (gemini, bedrock: see
-	// provider.BaseURLDefaulter).
+	// required unless the provider has a default (gemini, vertex,
+	// bedrock).
 	BaseURL string `yaml:"base_url" json:"base_url"`
 	// APIKey is the upstream secret. Never logged or returned. Required
 	// except for openai-compatible.

@@ -31,8 +31,9 @@ func (u *Upstream) check(v *validator, path string, i int, x *crossRefs) {
 	if !known {
 		v.oneOf(p("provider"), u.Provider, provider.Builtin().Names())
 	}
-	// A provider with a default base_url (gemini, bedrock) lets it be left out.
-	if _, defaulted := pr.(provider.BaseURLDefaulter); u.BaseURL != "" || !defaulted {
+	// base_url is optional for a provider that knows its public endpoint.
+	_, hasDefault := pr.(provider.BaseURLDefaulter)
+	if u.BaseURL != "" || !hasDefault {
 		if v.required(p("base_url"), u.BaseURL) {
 			if msg := checkBaseURL(u.BaseURL); msg != "" {
 				v.add(p("base_url"), "%s", msg)
@@ -44,12 +45,10 @@ func (u *Upstream) check(v *validator, path string, i int, x *crossRefs) {
 	}
 	if known {
 		// The provider's own rules (a required key, a dated api_version).
-		for _, prob := range pr.Check(u.Adapter()) {
+		a := u.Adapter()
+		for _, prob := range append(pr.Check(a), provider.ForeignSettings(u.Provider, a)...) {
 			v.add(p(prob.Field), "%s", prob.Message)
 		}
-	}
-	for _, prob := range provider.ForeignSettings(u.Provider, u.Adapter()) {
-		v.add(p(prob.Field), "%s", prob.Message)
 	}
 
 	if len(u.Models) == 0 {

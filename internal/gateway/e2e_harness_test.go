@@ -18,6 +18,7 @@ import (
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"google.golang.org/genai"
 
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
@@ -181,6 +182,22 @@ func (e *env) anthropic(key string) anthropic.Client {
 		aoption.WithAPIKey(key),
 		aoption.WithMaxRetries(0),
 	)
+}
+
+// genAI is a Google Gen AI SDK client for the gateway's Gemini API with key
+// (sent as x-goog-api-key), over hc; nil hc is the SDK's default client.
+func (e *env) genAI(t testing.TB, key string, hc *http.Client) *genai.Client {
+	t.Helper()
+	c, err := genai.NewClient(context.Background(), &genai.ClientConfig{
+		APIKey:      key,
+		Backend:     genai.BackendGeminiAPI,
+		HTTPClient:  hc,
+		HTTPOptions: genai.HTTPOptions{BaseURL: e.URL},
+	})
+	if err != nil {
+		t.Fatalf("genai.NewClient: %v", err)
+	}
+	return c
 }
 
 // startMock starts a mock upstream on loopback; it stops at the end of the test.

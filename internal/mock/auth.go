@@ -10,9 +10,13 @@ import (
 // always carry a key (x-goog-api-key or ?key=): without one Google answers
 // 403. When Options.APIKey is set, every family's key must equal it:
 // OpenAI's Authorization: Bearer or Azure's api-key, Anthropic's x-api-key
-// or Authorization: Bearer, Google's x-goog-api-key or ?key=. Bedrock's
-// credentials are checked by authenticateBedrock.
+// or Authorization: Bearer, Google's x-goog-api-key or ?key=. Vertex
+// requests carry an access token instead (authenticateVertex), Bedrock's a
+// SigV4 signature or an API key (authenticateBedrock).
 func (c *call) authenticate() bool {
+	if c.rt.vertex {
+		return c.authenticateVertex()
+	}
 	if c.rt.proto == protoBedrock {
 		return c.authenticateBedrock()
 	}

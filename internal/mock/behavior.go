@@ -69,6 +69,11 @@ type Behavior struct {
 	// InvalidBody answers 200 with a body that is not valid JSON (or, for a
 	// stream, an event stream whose data is not valid JSON).
 	InvalidBody bool `json:"invalid_body"`
+	// TokenStatus, when not 0, makes the OAuth2 token endpoint (POST
+	// /token, Vertex's) refuse every exchange with this status (400–599):
+	// 400 and 401 as invalid_grant, others as the status's OAuth2 error.
+	// API requests are not affected.
+	TokenStatus int `json:"token_status"`
 	// StreamException, for Bedrock's ConverseStream only, sends an
 	// exception frame of this type in place of the stream's event number
 	// StreamExceptionAfter (0, the default, is the first: the answer is
@@ -112,6 +117,9 @@ func (b Behavior) Validate() error {
 	}
 	if b.ForceStatus != 0 && (b.ForceStatus < 400 || b.ForceStatus > 599) {
 		bad("force_status", "must be 0 or 400–599, got %d", b.ForceStatus)
+	}
+	if b.TokenStatus != 0 && (b.TokenStatus < 400 || b.TokenStatus > 599) {
+		bad("token_status", "must be 0 or 400–599, got %d", b.TokenStatus)
 	}
 	if b.RPM < 0 {
 		bad("rpm", "must not be negative, got %d", b.RPM)

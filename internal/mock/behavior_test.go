@@ -436,7 +436,7 @@ func TestControlAPI(t *testing.T) {
 func TestBehaviorJSON(t *testing.T) {
 	b := Behavior{
 		Latency: 250 * time.Millisecond, TTFT: 2 * time.Second, TPS: 12.5, ErrorRate: 0.1, ForceStatus: 503,
-		RPM: 60, TPM: 1000, Hang: true, DropAfterEvents: 4, CompletionTokens: 32, InvalidBody: true,
+		RPM: 60, TPM: 1000, Hang: true, DropAfterEvents: 4, CompletionTokens: 32, InvalidBody: true, TokenStatus: 500,
 		StreamException: "throttlingException", StreamExceptionAfter: 2,
 	}
 	data, err := json.Marshal(b)
@@ -444,7 +444,7 @@ func TestBehaviorJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"latency":"250ms","ttft":"2s","tps":12.5,"error_rate":0.1,"force_status":503,"rpm":60,"tpm":1000,` +
-		`"hang":true,"drop_after_events":4,"completion_tokens":32,"invalid_body":true,` +
+		`"hang":true,"drop_after_events":4,"completion_tokens":32,"invalid_body":true,"token_status":500,` +
 		`"stream_exception":"throttlingException","stream_exception_after":2}`
 	var gotMap, wantMap map[string]any
 	_ = json.Unmarshal(data, &gotMap)
@@ -505,6 +505,9 @@ func TestBehaviorValidate(t *testing.T) {
 		{"negative tpm", Behavior{TPM: -1}, "tpm"},
 		{"negative drop", Behavior{DropAfterEvents: -1}, "drop_after_events"},
 		{"too many tokens", Behavior{CompletionTokens: maxCompletionTokens + 1}, "completion_tokens"},
+		{"token status 400", Behavior{TokenStatus: 400}, ""},
+		{"token status 200", Behavior{TokenStatus: 200}, "token_status"},
+		{"token status 600", Behavior{TokenStatus: 600}, "token_status"},
 		{"stream exception", Behavior{StreamException: "modelStreamErrorException", StreamExceptionAfter: 3}, ""},
 		{"unknown stream exception", Behavior{StreamException: "ThrottlingException"}, "stream_exception"},
 		{"negative stream exception after", Behavior{StreamExceptionAfter: -1}, "stream_exception_after"},

@@ -99,6 +99,10 @@ func (c *call) serve(readErr error) {
 		c.message()
 	case epModels:
 		c.listModels()
+	case epPublisherModel:
+		c.publisherModel()
+	case epClaudeCountTokens:
+		c.claudeCountTokens()
 	case epGenerate, epStreamGenerate:
 		c.generateContent()
 	case epCountTokens:
@@ -160,6 +164,9 @@ func (c *call) parseRequest() bool {
 		c.fail(statusError(c.rt.proto, http.StatusBadRequest, msg))
 		return false
 	}
+	if c.rt.vertex {
+		return c.parseVertex()
+	}
 	if c.rt.proto == protoGemini || c.rt.proto == protoBedrock {
 		c.model = c.rt.modelID
 		c.stream = c.rt.endpoint == epStreamGenerate || c.rt.endpoint == epConverseStream
@@ -194,7 +201,7 @@ func (c *call) completionLength() (n int, truncated bool) {
 		return c.rep.usage.completion(), c.rep.truncated
 	}
 	switch c.rt.endpoint {
-	case epEmbeddings, epCountTokens, epEmbedContent, epBatchEmbed:
+	case epEmbeddings, epCountTokens, epEmbedContent, epBatchEmbed, epClaudeCountTokens:
 		return 0, false
 	}
 	if !c.rt.inference() {
@@ -232,8 +239,8 @@ func (c *call) admit(completion int) bool {
 	}
 	e := apiError{status: http.StatusTooManyRequests, typ: rej.kind, code: "rate_limit_exceeded"}
 	switch {
-	case c.rt.proto == protoGemini:
-		e.message = geminiQuotaMessage
+	case c.errorProto(http.StatusTooManyRequests) == protoGemini:
+		e.message = c.googleQuotaMessage()
 	case c.rt.proto == protoBedrock:
 		e.typ, e.message = bedrockThrottling, bedrockThrottleMessage(rej.kind)
 	case rej.kind == "requests":

@@ -2,6 +2,7 @@ package mock
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -50,6 +51,10 @@ func TestArgsFor(t *testing.T) {
 
 func TestChooseTools(t *testing.T) {
 	a, b, c := toolDef{name: "a"}, toolDef{name: "b"}, toolDef{name: "c"}
+	var toolbox []toolDef // more than maxEagerTools: an agent's
+	for i := range maxEagerTools + 1 {
+		toolbox = append(toolbox, toolDef{name: "t" + strconv.Itoa(i)})
+	}
 	tests := []struct {
 		name string
 		cv   convo
@@ -66,6 +71,10 @@ func TestChooseTools(t *testing.T) {
 		{"none", convo{tools: []toolDef{a, b}, userTurn: true, choice: choiceNone}, nil},
 		{"after a tool result", convo{tools: []toolDef{a}, toolResults: []string{"x"}}, nil},
 		{"after the assistant", convo{tools: []toolDef{a}}, nil},
+		{"agent toolbox, not asked", convo{tools: toolbox, userTurn: true, userText: "Say hello"}, nil},
+		{"agent toolbox, tool named", convo{tools: toolbox, userTurn: true, userText: "use the t3 tool"}, nil},
+		{"agent toolbox, named choice", convo{tools: toolbox, userTurn: true, choice: choiceNamed, choiceName: "t3"}, []string{"t3"}},
+		{"agent toolbox, any", convo{tools: toolbox, userTurn: true, choice: choiceAny}, []string{"t0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

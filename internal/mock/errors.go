@@ -166,10 +166,10 @@ func serverErrorMessage(p protocol) string {
 // throttling and overload.
 func (c *call) forcedError(status int) apiError {
 	e := statusError(c.rt.proto, status, "")
-	if c.rt.proto == protoGemini {
+	if c.errorProto(status) == protoGemini {
 		switch status {
 		case http.StatusTooManyRequests:
-			e.message = geminiQuotaMessage
+			e.message = c.googleQuotaMessage()
 		case http.StatusServiceUnavailable:
 			e.message = "The model is overloaded. Please try again later."
 		case http.StatusInternalServerError:
@@ -193,7 +193,7 @@ func (c *call) forcedError(status int) apiError {
 }
 
 // retryAfter says when a 429 may be retried as the provider does:
-// Retry-After in whole seconds (OpenAI, Anthropic), or for Gemini a
+// Retry-After in whole seconds (OpenAI, Anthropic), or for Gemini and Vertex a
 // QuotaFailure naming the exhausted quota (kind "requests" or "tokens"),
 // a Help link and a RetryInfo with retryDelay "Ns", without the header.
 // Bedrock says nothing of when.
@@ -202,24 +202,33 @@ func (c *call) retryAfter(e *apiError, d time.Duration, kind string) {
 	if c.rt.proto == protoBedrock {
 		return
 	}
-	if c.rt.proto != protoGemini {
+	if c.errorProto(http.StatusTooManyRequests) != protoGemini {
 		c.w.Header().Set("Retry-After", secs)
 		return
 	}
 	quota := "GenerateRequestsPerMinutePerProjectPerModel"
 	metric := "generativelanguage.googleapis.com/generate_requests_per_model"
-	if kind == "tokens" {
+	help := obj{"description": "Learn more about Gemini API quotas", "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}
+	switch {
+	case c.rt.vertex && kind == "tokens":
+		quota = "GenerateContentInputTokensPerMinutePerBaseModel"
+		metric = "aiplatform.googleapis.com/generate_content_input_tokens_per_minute_per_base_model"
+	case c.rt.vertex:
+		quota = "GenerateContentRequestsPerMinutePerProjectPerBaseModel"
+		metric = "aiplatform.googleapis.com/generate_content_requests_per_minute_per_project_per_base_model"
+	case kind == "tokens":
 		quota = "GenerateContentInputTokensPerModelPerMinute"
 		metric = "generativelanguage.googleapis.com/generate_content_input_token_count"
+	}
+	if c.rt.vertex {
+		help = obj{"description": "Learn more about Vertex AI quotas", "url": "https://cloud.google.com/vertex-ai/generative-ai/docs/error-code-429"}
 	}
 	e.details = []obj{
 		{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []obj{{
 			"quotaMetric": metric, "quotaId": quota,
 			"quotaDimensions": obj{"location": "global", "model": c.model},
 		}}},
-		{"@type": "type.googleapis.com/google.rpc.Help", "links": []obj{{
-			"description": "Learn more about Gemini API quotas", "url": "https://ai.google.dev/gemini-api/docs/rate-limits",
-		}}},
+		{"@type": "type.googleapis.com/google.rpc.Help", "links": []obj{help}},
 		{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": secs + "s"},
 	}
 }

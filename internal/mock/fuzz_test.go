@@ -24,18 +24,22 @@ func FuzzGenerate(f *testing.F) {
 	}
 	f.Add(uint8(2), `{"model":"c","max_tokens":9,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"a"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":[{"type":"image","source":{"type":"base64"}}]}]}]}`)
 	f.Add(uint8(3), `{"contents":[{"parts":[{"functionResponse":{}}]}],"tools":[{"functionDeclarations":[{"name":""}]}]}`)
+	f.Add(uint8(5), `{"anthropic_version":"vertex-2023-10-16","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`)
 	paths := []struct{ path, key string }{
 		{"/v1/chat/completions", ""},
 		{"/v1/responses", ""},
 		{"/v1/messages", ""},
 		{"/v1beta/models/g:generateContent", "k"},
+		{"/v1/projects/p/locations/l/publishers/google/models/g:generateContent", ""},
+		{"/v1/projects/p/locations/l/publishers/anthropic/models/claude-x:rawPredict", ""},
 		{"/model/anthropic.claude-v2/converse", ""},
 		{"/model/anthropic.claude-v2/converse-stream", ""},
 	}
-	s := New(Options{Behavior: Behavior{CompletionTokens: 3}})
+	s := New(Options{Behavior: Behavior{CompletionTokens: 3}, ServiceAccount: testAccount()})
+	bearer := "Bearer " + directToken(f, s) // Vertex's paths want a token
 	f.Fuzz(func(t *testing.T, which uint8, body string) {
 		p := paths[int(which)%len(paths)]
-		rec := serveDirect(s, http.MethodPost, p.path, body, "x-goog-api-key", p.key)
+		rec := serveDirect(s, http.MethodPost, p.path, body, "x-goog-api-key", p.key, "Authorization", bearer)
 		if rec.Code != http.StatusOK && rec.Code != http.StatusBadRequest {
 			t.Fatalf("%s: status %d: %s", p.path, rec.Code, rec.Body)
 		}

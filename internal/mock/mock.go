@@ -6,7 +6,7 @@
 //
 // Endpoints (OpenAI paths with or without /v1, Azure's
 // /openai/deployments/{d}/...?api-version=…, Gemini's with or without
-// /v1beta):
+// /v1beta, Vertex AI's with or without /v1):
 //
 //	POST /v1/chat/completions   chat.completion, or chat.completion.chunk events
 //	POST /v1/completions        text_completion, JSON or stream
@@ -18,8 +18,20 @@
 //	POST /v1beta/models/{m}:streamGenerateContent?alt=sse its chunks as SSE
 //	POST /v1beta/models/{m}:countTokens, :embedContent, :batchEmbedContents
 //	GET  /v1beta/models[/{m}]   Gemini's model list or model
+//	POST /v1/projects/{p}/locations/{l}/publishers/google/models/{m}:generateContent (and Gemini's other methods)
+//	POST /v1/projects/{p}/locations/{l}/publishers/anthropic/models/{m}:rawPredict   an Anthropic message
+//	POST /v1/projects/{p}/locations/{l}/publishers/anthropic/models/{m}:streamRawPredict its event stream
+//	POST /v1/projects/{p}/locations/{l}/publishers/anthropic/models/count-tokens:rawPredict {"input_tokens"}
+//	GET  /v1/publishers/{google|anthropic}/models/{m}   the PublisherModel
+//	POST /token                 the OAuth2 JWT bearer grant of Options.ServiceAccount
 //	POST /model/{modelId}/converse         a ConverseResponse (Bedrock)
 //	POST /model/{modelId}/converse-stream  ConverseStream's AWS event-stream frames
+//
+// Vertex paths accept only unexpired access tokens that POST /token issued
+// (Authorization: Bearer), else 401 UNAUTHENTICATED; a Claude body must
+// carry anthropic_version vertex-2023-10-16 and no model. Vertex's own
+// errors (auth, quota, unavailable) are Google's shape for both
+// publishers; Claude's are Anthropic's.
 //
 // Answers are deterministic: the same request gets the same answer, plain
 // or streamed, on every run. A request that offers tools and whose last
@@ -110,8 +122,9 @@ type Options struct {
 	// APIKey, when set, is the only key the mock accepts, in each family's
 	// header (see the package documentation); a missing or wrong key gets
 	// the provider's 401 (Google: 403 missing, 400 API_KEY_INVALID wrong).
-	// Empty accepts any key, and none but for Gemini, which needs one. It
-	// is also the Bedrock API key a Bedrock request may carry as Bearer.
+	// Empty accepts any key, and none but for Gemini, which needs one.
+	// Vertex requests need an access token instead (ServiceAccount). It is
+	// also the Bedrock API key a Bedrock request may carry as Bearer.
 	APIKey string
 	// AWSAccessKeyID and AWSSecretAccessKey, when set, are the credentials
 	// a Bedrock request's SigV4 signature must be made with: the mock signs
@@ -122,6 +135,17 @@ type Options struct {
 	// the APIKey as Bearer when either these or APIKey are set, and
 	// accepted with any credentials when none is.
 	AWSAccessKeyID, AWSSecretAccessKey string
+	// ServiceAccount is the service account whose JWT assertions the
+	// OAuth2 token endpoint (POST /token) exchanges for access tokens, the
+	// only credentials Vertex paths accept; nil refuses every assertion.
+	ServiceAccount *ServiceAccount
+	// TokenLifetime is the lifetime (expires_in) of the access tokens
+	// issued; default DefaultTokenLifetime (1 h). SetTokenLifetime
+	// changes it at run time.
+	TokenLifetime time.Duration
+	// Now is the token endpoint's clock: access tokens expire, and
+	// assertions' exp is checked, by it. Default: Clock's Now.
+	Now func() time.Time
 }
 
 // Server is a mock LLM upstream; it implements http.Handler. It is safe for
@@ -142,6 +166,7 @@ type Server struct {
 
 	seq     atomic.Uint64 // response and tool call ids
 	stats   *stats
+	tokens  *tokens // Vertex's OAuth2 access tokens
 	limiter limiter
 	// prefixes are the Anthropic cache_control prefixes seen, so that the
 	// first request of one writes the cache and later ones read it.
@@ -179,6 +204,11 @@ func New(opts Options) *Server {
 	if s.clock == nil {
 		s.clock = clock.Real{}
 	}
+	now := opts.Now
+	if now == nil {
+		now = s.clock.Now
+	}
+	s.tokens = newTokens(now, opts.ServiceAccount, opts.TokenLifetime)
 	if len(s.models) == 0 {
 		s.models = append([]string(nil), DefaultModels...)
 	}
@@ -204,11 +234,19 @@ func (s *Server) SetBehavior(b Behavior) {
 }
 
 // Stats returns a copy of what the mock has seen.
-func (s *Server) Stats() Stats { return s.stats.snapshot() }
+func (s *Server) Stats() Stats {
+	st := s.stats.snapshot()
+	st.TokensIssued, st.TokensRefused = s.tokens.issued.Load(), s.tokens.refused.Load()
+	return st
+}
 
 // ResetStats zeroes the counters and forgets the last request. The RPM/TPM
-// windows are kept; ResetLimits clears them.
-func (s *Server) ResetStats() { s.stats.reset() }
+// windows are kept; ResetLimits clears them. Issued tokens stay valid.
+func (s *Server) ResetStats() {
+	s.stats.reset()
+	s.tokens.issued.Store(0)
+	s.tokens.refused.Store(0)
+}
 
 // ResetLimits empties the RPM/TPM windows.
 func (s *Server) ResetLimits() { s.limiter.reset() }
@@ -270,6 +308,10 @@ func BaseURL(addr net.Addr) string {
 // shaped by the current Behavior.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(HeaderUpstream, s.name)
+	if r.URL.Path == tokenPath {
+		s.serveToken(w, r)
+		return
+	}
 	if isControlPath(r.URL.Path) {
 		s.serveControl(w, r)
 		return
@@ -342,7 +384,7 @@ func (c *call) answerKey() uint64 {
 // answer carries.
 func (c *call) setCommonHeaders() {
 	h := c.w.Header()
-	if c.rt.proto == protoGemini {
+	if c.rt.proto == protoGemini || c.rt.vertex {
 		return // Google sends neither rate-limit headers nor a request id
 	}
 	if c.rt.proto == protoBedrock { // a request id, no rate-limit headers
@@ -378,11 +420,11 @@ func (c *call) writeJSON(status int, v any) {
 	_, _ = c.w.Write(data)
 }
 
-// fail answers e in the request's protocol shape; Bedrock names the
-// exception in x-amzn-ErrorType.
+// fail answers e in the request's protocol shape (errorProto); Bedrock
+// names the exception in x-amzn-ErrorType.
 func (c *call) fail(e apiError) {
 	if c.rt.proto == protoBedrock {
 		c.w.Header().Set("x-amzn-ErrorType", e.typ+bedrockErrorTypeSuffix)
 	}
-	c.writeJSON(e.status, e.body(c.rt.proto))
+	c.writeJSON(e.status, e.body(c.errorProto(e.status)))
 }

@@ -43,9 +43,15 @@ type route struct {
 	method     string // the method the endpoint accepts
 	modelID    string // GET /models/{id}, and Gemini's and Bedrock's model in the URL
 	deployment string // Azure /openai/deployments/{deployment}/...
+	// vertex: a Vertex AI path (vertex.go): OAuth2 tokens instead of keys,
+	// the model in the URL, Google's shape for the platform's errors.
+	vertex bool
+	// vertexStream: Claude's streamRawPredict.
+	vertexStream bool
 }
 
-// parseRoute maps a request to an endpoint. It accepts the OpenAI paths with
+// parseRoute maps a request to an endpoint: Vertex AI's paths
+// (parseVertexRoute), or else it accepts the OpenAI paths with
 // and without /v1 (a base_url may or may not include it), Azure's
 // /openai/deployments/{d}/... and /openai/v1/..., Anthropic's /v1/messages,
 // and Gemini's /v1beta/models/{model}:{method} (also under /v1 or without a
@@ -57,6 +63,9 @@ type route struct {
 func parseRoute(r *http.Request) route {
 	if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/model/"); ok {
 		return bedrockRoute(rest)
+	}
+	if rt, ok := parseVertexRoute(r); ok {
+		return rt
 	}
 	p := strings.TrimSuffix(r.URL.Path, "/")
 	var rt route

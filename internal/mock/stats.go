@@ -25,7 +25,8 @@ type Stats struct {
 	// ByEndpoint counts requests by endpoint: "chat/completions",
 	// "completions", "embeddings", "responses", "messages", "models",
 	// Gemini's "generateContent", "streamGenerateContent", "countTokens",
-	// "embedContent" and "batchEmbedContents", Bedrock's "converse" and
+	// "embedContent" and "batchEmbedContents", Vertex's "count-tokens"
+	// (Claude's) and "publisherModel", Bedrock's "converse" and
 	// "converse-stream", or "unknown" for paths the mock does not serve.
 	ByEndpoint map[string]int64 `json:"by_endpoint"`
 	// LastMethod is the HTTP method of the last API request.
@@ -41,6 +42,10 @@ type Stats struct {
 	// LastBody is the body of the last API request (e.g. to see that a
 	// gateway rewrote "model").
 	LastBody string `json:"last_body"`
+	// TokensIssued and TokensRefused count the OAuth2 token exchanges
+	// (POST /token) answered with an access token, and refused.
+	TokensIssued  int64 `json:"tokens_issued"`
+	TokensRefused int64 `json:"tokens_refused"`
 }
 
 // stats holds the live counters behind Stats.

@@ -9,7 +9,9 @@ import (
 // chooseTools returns the tools the answer calls: none unless the request
 // offers tools, its last turn is the user's own and tool_choice allows a
 // call; then the named tool, or the first two when the user's text has the
-// word "parallel" and parallel calls are allowed, or else the first one.
+// word "parallel" and parallel calls are allowed, or else the first one —
+// except that more than maxEagerTools tools offered with tool_choice auto
+// (an agent's toolbox) get no call.
 func chooseTools(cv *convo) []toolDef {
 	if len(cv.tools) == 0 || !cv.userTurn || cv.choice == choiceNone {
 		return nil
@@ -25,8 +27,19 @@ func chooseTools(cv *convo) []toolDef {
 	if !cv.single && len(cv.tools) >= 2 && containsWord(cv.userText, "parallel") {
 		return cv.tools[:2]
 	}
-	return cv.tools[:1]
+	if cv.choice == choiceAny || len(cv.tools) <= maxEagerTools {
+		return cv.tools[:1]
+	}
+	// auto with an agent's toolbox (Claude Code and Codex offer a dozen
+	// tools on every turn, and their prompts talk about them): no call, so
+	// that an agent CLI pointed at the demo gets an answer instead of a
+	// loop of tool calls. tool_choice any or a named tool still calls.
+	return nil
 }
+
+// maxEagerTools is the most tools a request may offer for the mock to call
+// the first one unasked.
+const maxEagerTools = 4
 
 // maxSchemaDepth bounds how deep argsFor follows nested required objects.
 const maxSchemaDepth = 8

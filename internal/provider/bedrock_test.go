@@ -75,7 +75,7 @@ func TestBedrockDefaultBaseURLAndForeignSettings(t *testing.T) {
 	for _, name := range Builtin().Names() {
 		p, _ := Builtin().Lookup(name)
 		_, defaulted := p.(BaseURLDefaulter)
-		if want := name == NameGemini || name == NameBedrock; defaulted != want {
+		if want := name == NameGemini || name == NameVertex || name == NameBedrock; defaulted != want {
 			t.Errorf("%s has a default base_url: %v", name, defaulted)
 		}
 	}
@@ -85,11 +85,11 @@ func TestBedrockDefaultBaseURLAndForeignSettings(t *testing.T) {
 		want     []Problem
 	}{
 		{NameBedrock, Upstream{Bedrock: &BedrockSettings{}}, nil},
-		{"vertex", Upstream{Vertex: &VertexSettings{}}, nil},
+		{NameVertex, Upstream{Vertex: &VertexSettings{}}, nil},
 		{NameOpenAI, Upstream{}, nil},
 		{NameOpenAI, Upstream{Bedrock: &BedrockSettings{}, Vertex: &VertexSettings{}},
-			[]Problem{{"bedrock", "is only for provider bedrock, not openai"}, {"vertex", "is only for provider vertex, not openai"}}},
-		{"vertex", Upstream{Bedrock: &BedrockSettings{}}, []Problem{{"bedrock", "is only for provider bedrock, not vertex"}}},
+			[]Problem{{"bedrock", "only provider bedrock reads a bedrock block, not openai"}, {"vertex", "only provider vertex reads a vertex block, not openai"}}},
+		{NameVertex, Upstream{Bedrock: &BedrockSettings{}}, []Problem{{"bedrock", "only provider bedrock reads a bedrock block, not vertex"}}},
 	}
 	for _, tt := range tests {
 		if got := ForeignSettings(tt.provider, tt.u); !slices.Equal(got, tt.want) {

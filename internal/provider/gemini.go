@@ -34,6 +34,9 @@ var (
 // Name is "gemini".
 func (Gemini) Name() string { return NameGemini }
 
+// DefaultBaseURL is DefaultGeminiBaseURL.
+func (Gemini) DefaultBaseURL(Upstream) string { return DefaultGeminiBaseURL }
+
 // Check requires api_key, and a base_url that is an absolute http(s) URL
 // without query or fragment when one is set.
 func (Gemini) Check(u Upstream) []Problem {
@@ -45,9 +48,6 @@ func (Gemini) Check(u Upstream) []Problem {
 	}
 	return ps
 }
-
-// DefaultBaseURL is DefaultGeminiBaseURL.
-func (Gemini) DefaultBaseURL(Upstream) string { return DefaultGeminiBaseURL }
 
 // New returns the endpoint of u, on DefaultGeminiBaseURL when u sets no
 // base_url.
@@ -111,12 +111,19 @@ func (e *geminiEndpoint) Classify(status int, h http.Header, body []byte) outcom
 			o.Class, o.Detail = outcome.AuthError, "API key not valid (API_KEY_INVALID)"
 		}
 	case http.StatusTooManyRequests:
-		o.Cooldown = retryDelay(body)
-		if o.Cooldown == 0 {
-			o.Cooldown = retryAfterSeconds(h)
-		}
+		o.Cooldown = googleCooldown(h, body)
 	}
 	return o
+}
+
+// googleCooldown is the cooldown a Google 429 (RESOURCE_EXHAUSTED) asks
+// for: its RetryInfo.retryDelay, else its Retry-After seconds, else none
+// (the limiter's backoff applies). Gemini and Vertex share it.
+func googleCooldown(h http.Header, body []byte) time.Duration {
+	if d := retryDelay(body); d > 0 {
+		return d
+	}
+	return retryAfterSeconds(h)
 }
 
 // retryDelay reads the retryDelay of a google.rpc.RetryInfo among a Google

@@ -8,6 +8,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -24,8 +25,15 @@ const (
 	NameAzureOpenAI      = "azure-openai"
 	NameAnthropic        = "anthropic"
 	NameGemini           = "gemini"
+	NameVertex           = "vertex"
 	NameBedrock          = "bedrock"
 )
+
+// ErrAuth is wrapped by an Endpoint's NewRequest or ProbeRequest error
+// when the upstream's own credentials could not be turned into a request
+// (a failed token exchange): an auth error of that upstream (DESIGN.md §6),
+// not a server error.
+var ErrAuth = errors.New("upstream credentials refused")
 
 // Upstream is what an adapter needs of one upstream's configuration.
 type Upstream struct {
@@ -66,15 +74,6 @@ type Provider interface {
 	Check(u Upstream) []Problem
 	// New returns the endpoint of one configured upstream. u has passed Check.
 	New(u Upstream) Endpoint
-}
-
-// BaseURLDefaulter is a Provider with a default base_url: configuration
-// validation lets an upstream of it leave base_url out.
-type BaseURLDefaulter interface {
-	// DefaultBaseURL is the base_url u gets when it sets none; "" when u
-	// lacks a setting the default is made of (Bedrock's region), which
-	// Check reports.
-	DefaultBaseURL(u Upstream) string
 }
 
 // Endpoint is one configured upstream as its adapter addresses it. It is
@@ -140,7 +139,7 @@ func (r *Registry) Lookup(name string) (Provider, bool) {
 func (r *Registry) Names() []string { return slices.Clone(r.names) }
 
 // builtin is the registry of the providers Switchyard ships.
-var builtin = NewRegistry(OpenAI{}, Anthropic{}, AzureOpenAI{}, OpenAICompatible{}, Gemini{}, Bedrock{})
+var builtin = NewRegistry(OpenAI{}, Anthropic{}, AzureOpenAI{}, OpenAICompatible{}, Gemini{}, Vertex{}, Bedrock{})
 
 // Builtin returns the registry of the providers Switchyard ships.
 func Builtin() *Registry { return builtin }
@@ -171,4 +170,12 @@ type Framer interface {
 	// Event carries the frame's event type as Name and its payload as Data
 	// (Raw may be empty: such events are only ever translated).
 	Events(h http.Header, body io.Reader) codec.EventStream
+}
+
+// BaseURLDefaulter is a Provider that knows its public endpoint: its
+// upstreams may leave base_url unset (configuration validation asks).
+type BaseURLDefaulter interface {
+	// DefaultBaseURL is the base_url of u when it sets none; u has passed
+	// Check.
+	DefaultBaseURL(u Upstream) string
 }

@@ -87,7 +87,7 @@ func TestClassifyStatus(t *testing.T) {
 }
 
 func TestChecksAndRegistry(t *testing.T) {
-	if got := Builtin().Names(); !slices.Equal(got, []string{NameOpenAI, NameAnthropic, NameAzureOpenAI, NameOpenAICompatible, NameGemini, NameBedrock}) {
+	if got := Builtin().Names(); !slices.Equal(got, []string{NameOpenAI, NameAnthropic, NameAzureOpenAI, NameOpenAICompatible, NameGemini, NameVertex, NameBedrock}) {
 		t.Fatalf("Names() = %v", got)
 	}
 	tests := []struct {
@@ -112,7 +112,7 @@ func TestChecksAndRegistry(t *testing.T) {
 	if p, _ := r.Lookup(NameOpenAI); p.Name() != NameOpenAI || p.Check(Upstream{}) != nil {
 		t.Fatal("With did not replace openai")
 	}
-	if len(r.Names()) != 6 {
+	if len(r.Names()) != 7 {
 		t.Fatalf("With changed the names: %v", r.Names())
 	}
 }

@@ -34,16 +34,17 @@ type VertexSettings struct {
 // hold secrets: logs, errors and the admin API never show them.
 var SecretPaths = []string{"bedrock.secret_access_key", "bedrock.session_token", "vertex.credentials_json"}
 
-// ForeignSettings reports the provider-specific settings blocks of u that
-// belong to another provider than the upstream's (a bedrock block on an
-// openai upstream): they would be ignored, which is never what was meant.
-func ForeignSettings(provider string, u Upstream) []Problem {
+// ForeignSettings returns a problem for each provider settings block of u
+// that provider name does not read (a vertex block on an openai
+// upstream): a block in the wrong place is a mistake, not something to
+// ignore.
+func ForeignSettings(name string, u Upstream) []Problem {
 	var ps []Problem
-	if u.Bedrock != nil && provider != NameBedrock {
-		ps = append(ps, Problem{Field: "bedrock", Message: "is only for provider " + NameBedrock + ", not " + provider})
+	if u.Bedrock != nil && name != NameBedrock {
+		ps = append(ps, Problem{Field: "bedrock", Message: "only provider bedrock reads a bedrock block, not " + name})
 	}
-	if u.Vertex != nil && provider != "vertex" {
-		ps = append(ps, Problem{Field: "vertex", Message: "is only for provider vertex, not " + provider})
+	if u.Vertex != nil && name != NameVertex {
+		ps = append(ps, Problem{Field: "vertex", Message: "only provider vertex reads a vertex block, not " + name})
 	}
 	return ps
 }

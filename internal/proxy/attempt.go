@@ -112,6 +112,9 @@ func (x *exchange) send(actx context.Context, st *started, upModel string, body 
 	}
 	req, err := up.ep.NewRequest(actx, proto.Op(x.stream), upModel, body, h)
 	if err != nil {
+		if errors.Is(err, provider.ErrAuth) { // a failed token exchange: the upstream's credentials
+			return outcome.Outcome{Class: outcome.AuthError, Kind: metrics.ErrorAuth, Detail: "authenticating: " + err.Error()}
+		}
 		return outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorMalformed, Detail: "building request: " + err.Error()}
 	}
 	st.sent = x.s.opts.Clock.Now()

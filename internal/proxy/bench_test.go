@@ -25,6 +25,34 @@ func (c cannedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ContentLength: int64(len(c.body)), Request: req}, nil
 }
 
+// BenchmarkServeHTTPTranslated is BenchmarkServeHTTP's one-upstream case
+// from an Anthropic client: the request is translated to Chat Completions
+// and the answer back, so the difference is the translation's cost.
+func BenchmarkServeHTTPTranslated(b *testing.B) {
+	d := config.Default()
+	cat, err := NewCatalog(CatalogInput{Upstreams: []config.Upstream{upstreamCfg("u0", config.ProviderOpenAI, "http://upstream.invalid/v1", "gpt-4o")},
+		Keys: []config.Key{{Name: "k", Key: testKey}}, Defaults: d.Defaults, Affinity: d.Affinity, Seed: 1, Now: clock.Real{}.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := New(Options{Clock: clock.Real{}, State: state.NewLocal(state.LocalOptions{Clock: clock.Real{}, Breakers: health.NewBreakers(d.Circuit, clock.Real{})}),
+		Transport: cannedTransport{body: []byte(`{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}`)},
+		Logs:      discardLogs{}}, cat)
+	body := []byte(`{"model":"gpt-4o","max_tokens":64,"messages":[{"role":"user","content":"Hello, how are you today?"}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, "/v1/messages", bytes.NewReader(body))
+		req.Header.Set("X-Api-Key", testKey)
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, req)
+		if w.Code != 200 || w.Header().Get("X-Switchyard-Translated") == "" {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}
+
 // BenchmarkServeHTTP measures the gateway's own work per request — auth,
 // peek, plan, admission, start, commit, done, the request log — with the
 // network taken out: the upstream is an in-memory transport and the client

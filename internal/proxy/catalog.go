@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -108,7 +109,10 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 		if !ok {
 			return nil, fmt.Errorf("upstream %s: unknown provider %q", u.Name, u.Provider)
 		}
-		up := &upstream{cfg: u, ep: p.New(u.Adapter()), nameValue: []string{u.Name}}
+		up := &upstream{cfg: u, ep: in.Previous.endpoint(u), nameValue: []string{u.Name}}
+		if up.ep == nil {
+			up.ep = p.New(u.Adapter())
+		}
 		mig := u.AffinityMigration
 		up.migrate = func(bodyLen int64, bound, best int) bool { return affinity.ShouldMigrate(mig, bodyLen, bound, best) }
 		c.upstreams = append(c.upstreams, up)
@@ -283,6 +287,20 @@ func (u *upstream) upstreamModel(m string) string {
 		return mapped
 	}
 	return m
+}
+
+// endpoint returns the endpoint of c's upstream named like u when its
+// provider settings are u's, so that a reload keeps what an endpoint holds
+// (a Vertex upstream's OAuth token); nil otherwise, and for a nil c.
+func (c *Catalog) endpoint(u config.Upstream) provider.Endpoint {
+	if c == nil {
+		return nil
+	}
+	old := c.byName[u.Name]
+	if old == nil || old.cfg.Provider != u.Provider || !reflect.DeepEqual(old.cfg.Adapter(), u.Adapter()) {
+		return nil
+	}
+	return old.ep
 }
 
 // family is the wire family u speaks for client model m.

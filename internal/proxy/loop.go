@@ -252,6 +252,16 @@ func (x *exchange) exhausted() error {
 	return newError(ErrNoUpstream, fmt.Sprintf("all %d upstream attempts failed%s", t.attempts, t.summary()))
 }
 
+// noted reports whether a failure of upstream name is recorded already.
+func (t *tally) noted(name string) bool {
+	for _, f := range t.failures {
+		if f.upstream == name {
+			return true
+		}
+	}
+	return false
+}
+
 // allRateLimited reports whether every failure was an upstream's 429.
 func (t *tally) allRateLimited() bool {
 	for _, f := range t.failures {

@@ -2,12 +2,14 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"switchyard/internal/health"
 	"switchyard/internal/outcome"
+	"switchyard/internal/provider"
 )
 
 // Probe checks upstream name the way `health.probe` says: "models" lists
@@ -21,6 +23,9 @@ func (s *Server) Probe(ctx context.Context, name, kind string) error {
 		return fmt.Errorf("probing %s: no such upstream", name)
 	}
 	req, err := up.ep.ProbeRequest(ctx, kind, probeModel(up))
+	if errors.Is(err, provider.ErrAuth) { // the credentials exchange failed (Vertex)
+		return &health.OutcomeError{Outcome: outcome.AuthError, Err: fmt.Errorf("probing %s: %w", name, err)}
+	}
 	if err != nil {
 		return fmt.Errorf("probing %s: %w", name, err)
 	}

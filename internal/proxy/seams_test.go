@@ -175,3 +175,31 @@ func TestReloadKeepsBalancers(t *testing.T) {
 		t.Fatalf("a rebuilt weighted-random balancer replays the first catalog's picks: %v", a)
 	}
 }
+
+// A reload keeps an upstream's endpoint (and what it holds: a Vertex OAuth
+// token) while its provider settings are unchanged, and builds a new one
+// when they change.
+func TestReloadKeepsEndpoints(t *testing.T) {
+	a := upstreamCfg("a", config.ProviderOpenAI, "http://a.invalid/v1", "m")
+	b := upstreamCfg("b", config.ProviderOpenAI, "http://b.invalid/v1", "m")
+	d := config.Default()
+	build := func(prev *Catalog, ups ...config.Upstream) *Catalog {
+		c, err := NewCatalog(CatalogInput{Upstreams: ups, Defaults: d.Defaults, Seed: 1, Now: time.Now, Previous: prev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	first := build(nil, a, b)
+	a2 := a
+	a2.Weight = 7 // routing only: the endpoint stays
+	b2 := b
+	b2.APIKey = "sk-rotated"
+	second := build(first, a2, b2)
+	if second.byName["a"].ep != first.byName["a"].ep {
+		t.Error("a weight change rebuilt the endpoint")
+	}
+	if second.byName["b"].ep == first.byName["b"].ep {
+		t.Error("a rotated api_key kept the old endpoint")
+	}
+}

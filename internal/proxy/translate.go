@@ -88,20 +88,27 @@ func (x *exchange) markCompatible(cands []balancer.Candidate, ups []*upstream, m
 	}
 }
 
-// noteIncompatible remembers, for a plan that left nothing to try, the
-// feature that filtered its candidates, when every one was filtered so.
+// noteIncompatible records, for a plan that left nothing to try, its
+// incompatible candidates among the reasons the client's error lists, and
+// the feature that filtered them all when every one was filtered so.
 func (x *exchange) noteIncompatible(d *balancer.Decision) {
-	feature := ""
+	feature, all := "", true
 	for i := range d.Candidates {
 		r := &d.Candidates[i]
 		if r.Filter != balancer.FilterIncompatible {
-			return
+			all = false
+			continue
 		}
 		if feature == "" {
 			feature = r.Detail
 		}
+		if !x.tally.noted(r.Name) {
+			x.tally.failures = append(x.tally.failures, failure{upstream: r.Name, detail: r.ReasonText(), class: outcome.Canceled})
+		}
 	}
-	x.tr.incompatible = feature
+	if all {
+		x.tr.incompatible = feature
+	}
 }
 
 // incompatibleError is the 400 for a request no candidate can express.

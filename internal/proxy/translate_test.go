@@ -284,6 +284,17 @@ func TestIncompatibleCandidates(t *testing.T) {
 			t.Errorf("status %d: %s", resp.StatusCode, body)
 		}
 	})
+	t.Run("the 503 of a pool with nothing else left says why", func(t *testing.T) {
+		a := upstreamCfg("claude", config.ProviderAnthropic, deadURL(t), "m")
+		o := upstreamCfg("gpt", config.ProviderOpenAI, deadURL(t), "m")
+		o.Active = false
+		f := newFixture(t, []config.Upstream{a, o}, fixtureOpts{})
+		resp := f.post("/v1/chat/completions", nBody)
+		body := readAll(t, resp)
+		if resp.StatusCode != 503 || !strings.Contains(gjson.Get(body, "error.message").Str, "claude: incompatible: n") {
+			t.Errorf("status %d: %s; want 503 naming claude's incompatibility", resp.StatusCode, body)
+		}
+	})
 	t.Run("translate false keeps the family", func(t *testing.T) {
 		d := config.Default().Defaults
 		d.Translate = false

@@ -1,0 +1,129 @@
+package codec
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Reading for the Anthropic and Gemini translators: small gjson helpers
+// that name what is wrong and where, and Gemini's two spellings of field
+// names.
+
+// camelKey returns a snake_case key in camelCase, and any other as it is.
+func camelKey(k string) string {
+	if strings.IndexByte(k, '_') <= 0 { // none, or a leading one (_responseJsonSchema)
+		return k
+	}
+	b := make([]byte, 0, len(k))
+	up := false
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; {
+		case c == '_':
+			up = true
+		case up && c >= 'a' && c <= 'z':
+			b = append(b, c-'a'+'A')
+			up = false
+		default:
+			b = append(b, c)
+			up = false
+		}
+	}
+	return string(b)
+}
+
+// gjField returns v's field named key in camelCase, or else in snake_case.
+func gjField(v gjson.Result, key string) gjson.Result {
+	if f := v.Get(key); f.Exists() {
+		return f
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c >= 'A' && c <= 'Z' {
+			return v.Get(snakeKey(key))
+		}
+	}
+	return gjson.Result{}
+}
+
+// snakeKey returns a camelCase key in snake_case.
+func snakeKey(k string) string {
+	b := make([]byte, 0, len(k)+4)
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c >= 'A' && c <= 'Z' {
+			b = append(b, '_', c-'A'+'a')
+		} else {
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+// gjOnlyKey reports whether the object v has exactly one member, key.
+func gjOnlyKey(v gjson.Result, key string) bool {
+	n, found := 0, false
+	v.ForEach(func(k, _ gjson.Result) bool {
+		n++
+		found = found || k.Str == key
+		return n < 2
+	})
+	return n == 1 && found
+}
+
+// gjCacheControl returns v's cache_control object, copied, or nil.
+func gjCacheControl(v gjson.Result) json.RawMessage {
+	cc := v.Get("cache_control")
+	if !cc.IsObject() {
+		return nil
+	}
+	return json.RawMessage(cc.Raw)
+}
+
+// gjString returns f, the field key of the object path names, as a
+// string, or an error naming it.
+func gjString(f gjson.Result, path func() string, key string) (string, error) {
+	if f.Type != gjson.String {
+		if !f.Exists() {
+			return "", fmt.Errorf("%s.%s: field required", path(), key)
+		}
+		return "", fmt.Errorf("%s.%s: must be a string", path(), key)
+	}
+	return f.Str, nil
+}
+
+// gjPositiveInt returns v as an integer ≥ 1.
+func gjPositiveInt(v gjson.Result) (int64, bool) {
+	if v.Type != gjson.Number || v.Num < 1 || v.Num != float64(int64(v.Num)) {
+		return 0, false
+	}
+	return int64(v.Num), true
+}
+
+// gjStrings returns v, an array of strings, or an error naming field.
+func gjStrings(v gjson.Result, field string) ([]string, error) {
+	if !v.IsArray() {
+		return nil, fmt.Errorf("%s: must be an array of strings", field)
+	}
+	var out []string
+	var err error
+	v.ForEach(func(_, s gjson.Result) bool {
+		if s.Type != gjson.String {
+			err = fmt.Errorf("%s[%d]: must be a string", field, len(out))
+			return false
+		}
+		out = append(out, s.Str)
+		return true
+	})
+	return out, err
+}
+
+// gjEmptyObject reports whether the object v has no member.
+func gjEmptyObject(v gjson.Result) bool {
+	empty := true
+	v.ForEach(func(_, _ gjson.Result) bool {
+		empty = false
+		return false
+	})
+	return empty
+}
