@@ -72,8 +72,8 @@ func (x *exchange) start(ctx context.Context, up *upstream, rs config.RouteSetti
 	} else {
 		body, err = x.encodeFor(wire, rs, upModel)
 	}
-	if err != nil {
-		return nil, outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorMalformed, Detail: "encoding request: " + err.Error()}
+	if err != nil { // the request's fault, not the upstream's: no breaker
+		return nil, outcome.Outcome{Class: outcome.ClientError, Kind: metrics.ErrorMalformed, Detail: "encoding request: " + err.Error()}
 	}
 	actx, cancel := context.WithCancelCause(ctx)
 	st := &started{up: up, rs: rs, cancel: cancel, wireState: wireState{wire: wire}}

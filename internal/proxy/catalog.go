@@ -111,7 +111,9 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 		}
 		up := &upstream{cfg: u, ep: in.Previous.endpoint(u), nameValue: []string{u.Name}}
 		if up.ep == nil {
-			up.ep = p.New(u.Adapter())
+			a := u.Adapter()
+			a.Clock = in.Clock.Now // signs requests (Bedrock) in the gateway's time
+			up.ep = p.New(a)
 		}
 		mig := u.AffinityMigration
 		up.migrate = func(bodyLen int64, bound, best int) bool { return affinity.ShouldMigrate(mig, bodyLen, bound, best) }

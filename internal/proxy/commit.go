@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -65,6 +66,9 @@ func (x *exchange) relayStream(st *started) outcome.Outcome {
 	h := x.w.Header()
 	copyResponseHeaders(h, st.resp.Header)
 	x.setGatewayHeaders(st)
+	if st.wire != nil { // the upstream's framing may not be SSE (Bedrock)
+		h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	}
 	x.w.WriteHeader(st.resp.StatusCode)
 	rc := http.NewResponseController(x.w)
 	idle := x.s.opts.Clock.AfterFunc(st.rs.StreamIdleTimeout, func() { st.cancel(errStreamIdle) })
@@ -107,7 +111,10 @@ func (x *exchange) relayStream(st *started) outcome.Outcome {
 			if o.Class != outcome.Canceled {
 				o.Kind = metrics.ErrorStreamInterrupted
 				x.log.ErrorClass, x.log.Error = "stream_interrupted", o.Detail
-				_, _ = x.w.Write(x.codec.StreamError("upstream " + st.up.cfg.Name + ": " + o.Detail))
+				var relayed *errorEvent
+				if !errors.As(err, &relayed) {
+					_, _ = x.w.Write(x.codec.StreamError("upstream " + st.up.cfg.Name + ": " + o.Detail))
+				}
 				_ = rc.Flush()
 			}
 			return o

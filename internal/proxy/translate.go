@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"net/http"
 	"strconv"
 
 	"switchyard/internal/balancer"
@@ -138,6 +139,9 @@ func (x *exchange) translateWhole(st *started) outcome.Outcome {
 		return outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorMalformed,
 			Detail: "malformed upstream response (" + st.wire.Name() + "): " + err.Error()}
 	}
+	if resp.Model == "" { // Bedrock's Converse names none
+		resp.Model = x.model
+	}
 	st.body = x.tr.client.EncodeResponse(resp)
 	st.usage = &resp.Usage
 	return outcome.Outcome{Class: outcome.Success}
@@ -165,12 +169,27 @@ func (x *exchange) translateFirst(st *started, ev *codec.Event) outcome.Outcome 
 	}
 	for i := range chunks {
 		if c := &chunks[i]; c.Type == codec.ChunkError {
-			return outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorStatus5xx,
-				Detail: "stream began with an error: " + errorText(c.Err)}
+			return x.firstEventError(st, c.Err)
 		}
 	}
 	st.pending = chunks
 	return outcome.Outcome{Class: outcome.Success}
+}
+
+// firstEventError classifies a stream whose first event is an error: a
+// throttling error (429) cools the upstream down like a 429 answer, any
+// other fails over as a server error.
+func (x *exchange) firstEventError(st *started, e *codec.Error) outcome.Outcome {
+	detail := "stream began with an error: " + errorText(e)
+	if e == nil || e.Status != http.StatusTooManyRequests {
+		return outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorStatus5xx, Detail: detail}
+	}
+	name := st.up.cfg.Name
+	cd := x.s.opts.State.RateLimited(name, st.resp.Header, nil, 0)
+	x.tally.noteRetry(cd.Wait)
+	x.s.opts.Metrics.RateLimited(name, limitLabel(cd.LimitType))
+	return outcome.Outcome{Class: outcome.RateLimited, Status: http.StatusTooManyRequests, Detail: detail,
+		Cooldown: cd.Wait, LimitType: cd.LimitType}
 }
 
 // errorText is a chunk error's message.
@@ -219,7 +238,7 @@ func (x *exchange) relayFor(st *started) eventRelay {
 		return passRelay{x.codec}
 	}
 	req, _ := x.tr.canonical(x.body, x.model, x.stream)
-	return &translateRelay{dec: st.dec, enc: x.tr.client.NewStreamEncoder(req), pending: st.pending, primed: true}
+	return &translateRelay{dec: st.dec, enc: x.tr.client.NewStreamEncoder(req), pending: st.pending, primed: true, model: x.model}
 }
 
 // passRelay passes events through as they are.
@@ -239,6 +258,7 @@ type translateRelay struct {
 	enc     codec.StreamEncoder
 	pending []codec.Chunk // the first event's chunks, decoded before commit
 	primed  bool          // pending holds the next event's chunks
+	model   string        // the client's model, for an answer that names none
 	chunks  []codec.Chunk
 	out     []byte
 }
@@ -252,12 +272,27 @@ func (t *translateRelay) relay(ev *codec.Event, s *codec.StreamState) ([]byte, e
 	}
 	t.out = t.out[:0]
 	for i := range t.chunks {
-		noteUsage(s, &t.chunks[i])
-		t.out = t.enc.Encode(&t.chunks[i], t.out)
+		c := &t.chunks[i]
+		if c.Type == codec.ChunkStart && c.Model == "" {
+			c.Model = t.model
+		}
+		noteUsage(s, c)
+		t.out = t.enc.Encode(c, t.out)
+		if c.Type == codec.ChunkError && err == nil {
+			// The encoder wrote the client's error event: the stream is
+			// broken, not finished, and needs no second error event.
+			err = &errorEvent{msg: errorText(c.Err)}
+		}
 	}
-	s.Finished = t.dec.Done()
+	s.Finished = t.dec.Done() && err == nil
 	return t.out, err
 }
+
+// errorEvent is an upstream stream's error event after commit, already
+// relayed to the client in its protocol.
+type errorEvent struct{ msg string }
+
+func (e *errorEvent) Error() string { return "upstream error event: " + e.msg }
 
 func (t *translateRelay) end(s *codec.StreamState) []byte {
 	return t.enc.Encode(&codec.Chunk{Type: codec.ChunkEnd, Usage: codec.Usage{Input: s.In, Output: s.Out}}, nil)

@@ -320,3 +320,32 @@ func TestTranslatedClientErrorKeepsStatusInClientShape(t *testing.T) {
 		t.Errorf("status %d: %s", resp.StatusCode, body)
 	}
 }
+
+// An upstream's error event after commit reaches the client once, in its
+// protocol, and the request is logged as an interrupted stream.
+func TestTranslatedStreamErrorEventAfterCommit(t *testing.T) {
+	events := []string{
+		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}` + "\n\n",
+		`data: {"error":{"message":"the model crashed","type":"server_error","code":null}}` + "\n\n",
+	}
+	o := upstreamCfg("gpt", config.ProviderOpenAI, upstreamServer(t, sseUpstream(events, false)), "m")
+	f := newFixture(t, []config.Upstream{o}, fixtureOpts{})
+	resp := f.post("/v1/messages", `{"model":"m","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"Hi"}]}`,
+		"Anthropic-Version", "2023-06-01")
+	body := readAll(t, resp)
+	var errs int
+	for _, ev := range parseEvents(body) {
+		if ev.name == "error" {
+			errs++
+		}
+		if ev.name == "message_stop" {
+			t.Errorf("a broken stream ended with message_stop:\n%s", body)
+		}
+	}
+	if errs != 1 {
+		t.Errorf("%d error events, want 1:\n%s", errs, body)
+	}
+	if l := f.logs.next(t); l.ErrorClass != "stream_interrupted" {
+		t.Errorf("log %+v, want stream_interrupted", l)
+	}
+}
