@@ -38,7 +38,7 @@ func TestCheckConfig(t *testing.T) {
 				"defaults.retries: must be 0–10, got 11",
 				`keys[0].allowed_upstreams[0]: unknown upstream "no-such-upstream"`,
 				"upstreams[0].weight: must be 1–100, got 0",
-				`upstreams[1].provider: must be one of openai, anthropic, azure-openai, openai-compatible; got "bogus"`,
+				`upstreams[1].provider: must be one of openai, anthropic, azure-openai, openai-compatible, gemini, vertex, bedrock; got "bogus"`,
 			},
 		},
 		{

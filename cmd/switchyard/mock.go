@@ -18,14 +18,16 @@ import (
 // for trying the gateway or testing a client without provider keys.
 func newMockCmd() *cobra.Command {
 	var (
-		listen string
-		opts   mock.Options
+		listen, saPath string
+		opts           mock.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "mock",
-		Short: "Serve a mock OpenAI/Anthropic upstream",
-		Long: `Serve a mock LLM upstream that speaks the OpenAI and Anthropic wire formats
-(chat/completions, completions, embeddings, responses, messages, models).
+		Short: "Serve a mock upstream of every provider",
+		Long: `Serve a mock LLM upstream that speaks every provider's wire format on one port:
+OpenAI (chat/completions, completions, embeddings, responses, models), Anthropic
+(messages), Gemini (generateContent), Vertex AI (Gemini and Claude models, with an
+OAuth2 token endpoint) and Bedrock (Converse, SigV4-verified).
 
 Its behaviour can be changed while it runs:
   curl -X PATCH BASE/_mock/behavior -d '{"error_rate":0.2,"ttft":"500ms"}'
@@ -37,7 +39,7 @@ Its behaviour can be changed while it runs:
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runMock(ctx, cmd, listen, opts)
+			return runMock(ctx, cmd, listen, saPath, opts)
 		},
 	}
 	f := cmd.Flags()
@@ -52,22 +54,33 @@ Its behaviour can be changed while it runs:
 	f.IntVar(&opts.Behavior.CompletionTokens, "completion-tokens", 0, "tokens in each answer (0 = 16)")
 	f.Int64Var(&opts.Seed, "seed", 0, "seed for the answers and the error draws")
 	f.StringSliceVar(&opts.Models, "models", nil, "models listed by GET /models (default: a few gpt-* and claude-* names)")
+	f.StringVar(&opts.APIKey, "api-key", "", "the only key every family accepts (also the Bedrock API key); empty: any")
+	f.StringVar(&opts.AWSAccessKeyID, "aws-access-key-id", "", "Bedrock: verify SigV4 signatures made with this key id …")
+	f.StringVar(&opts.AWSSecretAccessKey, "aws-secret-access-key", "", "… and this secret")
+	f.StringVar(&saPath, "service-account", "", "Vertex: the service-account JSON key whose assertions the token endpoint accepts; empty: a new one, written beside the temporary directory and printed")
 	return cmd
 }
 
 // runMock serves until ctx ends, then shuts down gracefully.
-func runMock(ctx context.Context, cmd *cobra.Command, listen string, opts mock.Options) error {
+func runMock(ctx context.Context, cmd *cobra.Command, listen, saPath string, opts mock.Options) error {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", listen, err)
 	}
-	srv := mock.New(opts)
 	base := mock.BaseURL(ln.Addr())
+	if saPath, err = mockServiceAccount(&opts, saPath, base); err != nil {
+		ln.Close()
+		return err
+	}
+	srv := mock.New(opts)
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "mock upstream %q listening on %s\n", srv.Name(), base)
 	fmt.Fprintf(out, "  OpenAI base_url:    %s/v1\n", base)
 	fmt.Fprintf(out, "  Anthropic base_url: %s\n", base)
+	fmt.Fprintf(out, "  Gemini base_url:    %s/v1beta\n", base)
+	fmt.Fprintf(out, "  Vertex base_url:    %s/v1   (vertex.credentials_file: %s)\n", base, saPath)
+	fmt.Fprintf(out, "  Bedrock base_url:   %s\n", base)
 	fmt.Fprintf(out, "  behavior:           %s/_mock/behavior   stats: %s/_mock/stats\n", base, base)
 
 	start := time.Now()
@@ -78,4 +91,34 @@ func runMock(ctx context.Context, cmd *cobra.Command, listen string, opts mock.O
 	fmt.Fprintf(cmd.ErrOrStderr(), "mock upstream %q stopped after %s: %d requests, by status %v\n",
 		srv.Name(), time.Since(start).Round(time.Second), st.Requests, st.ByStatus)
 	return nil
+}
+
+// mockServiceAccount sets the mock's Vertex service account: the one in the
+// JSON key at path, or a new one whose key file (token_uri at the mock) it
+// writes to a private temporary file. It returns the key file's path.
+func mockServiceAccount(opts *mock.Options, path, base string) (string, error) {
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("reading --service-account: %w", err)
+		}
+		if opts.ServiceAccount, err = mock.ParseServiceAccount(data); err != nil {
+			return "", fmt.Errorf("--service-account %s: %w", path, err)
+		}
+		return path, nil
+	}
+	sa, err := mock.NewServiceAccount("switchyard-mock@mock-project.iam.gserviceaccount.com")
+	if err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp("", "switchyard-mock-sa-*.json") // 0600
+	if err != nil {
+		return "", fmt.Errorf("writing the mock's service account: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Write(sa.JSON("mock-project", mock.TokenURI(base))); err != nil {
+		return "", fmt.Errorf("writing the mock's service account: %w", err)
+	}
+	opts.ServiceAccount = sa
+	return f.Name(), nil
 }

@@ -118,8 +118,8 @@ func printDemo(out interface{ Write([]byte) (int, error) }, addr, adminToken str
 Switchyard demo is serving on http://%[1]s
   client key: %[2]s
   models:     %[3]s (3 mock upstreams, 2 tiers), %[4]s (Anthropic Messages API),
-              %[6]s (an Anthropic and an OpenAI-compatible upstream: any SDK, translated),
-              %[7]s (a Gemini and an OpenAI upstream; Gemini clients: /v1beta)
+              %[6]s (Anthropic, Bedrock, Vertex and OpenAI-compatible upstreams: any SDK, translated),
+              %[7]s (Gemini, Vertex and OpenAI upstreams; Gemini clients: /v1beta)
   dashboard:  http://%[1]s/admin/  (admin token: %[5]s)
   metrics:    http://%[1]s/metrics
 

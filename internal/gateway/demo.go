@@ -10,6 +10,7 @@ import (
 
 	"switchyard/internal/config"
 	"switchyard/internal/mock"
+	"switchyard/internal/provider"
 )
 
 // Demo values printed for a new user.
@@ -23,9 +24,18 @@ const (
 	// upstream and an OpenAI-compatible one, which gets Anthropic clients'
 	// requests translated (and OpenAI clients' the other way).
 	DemoMixedModel = "claude-sonnet-4"
+	// (claude-sonnet-4 is also served by a Bedrock and a Vertex upstream:
+	// one model, four accounts, three wire families.)
 	// DemoGeminiModel is served by a Gemini upstream and, translated, an
 	// OpenAI one.
 	DemoGeminiModel = "gemini-2.5-flash"
+)
+
+// The demo's AWS credentials, which its Bedrock mock verifies signatures
+// with. They open nothing outside the demo.
+const (
+	demoAWSKeyID  = "AKIASWITCHYARDDEMO01"
+	demoAWSSecret = "switchyard-demo-secret-not-a-real-aws-key"
 )
 
 // Demo is a ready-to-serve configuration backed by three in-process mock
@@ -47,6 +57,14 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 		return nil, fmt.Errorf("creating demo directory: %w", err)
 	}
 	d := &Demo{Mocks: map[string]*mock.Server{}, dir: dir}
+	// The Vertex and Bedrock mocks check credentials as the real services
+	// do: a service account whose key signs the OAuth2 assertions, and the
+	// AWS keys that sign each request.
+	sa, err := mock.NewServiceAccount("switchyard-demo@demo-project.iam.gserviceaccount.com")
+	if err != nil {
+		d.Cleanup()
+		return nil, fmt.Errorf("creating the demo's service account: %w", err)
+	}
 	specs := []struct {
 		name     string
 		behavior mock.Behavior
@@ -57,13 +75,19 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 	}
 	urls := map[string]string{}
 	for i, s := range specs {
-		srv, url, err := mock.Start(ctx, "127.0.0.1:0", mock.Options{Name: s.name, Behavior: s.behavior, Seed: int64(i + 1)})
+		srv, url, err := mock.Start(ctx, "127.0.0.1:0", mock.Options{Name: s.name, Behavior: s.behavior, Seed: int64(i + 1),
+			ServiceAccount: sa, AWSAccessKeyID: demoAWSKeyID, AWSSecretAccessKey: demoAWSSecret})
 		if err != nil {
 			d.Cleanup()
 			return nil, fmt.Errorf("starting demo upstream %s: %w", s.name, err)
 		}
 		d.Mocks[s.name] = srv
 		urls[s.name] = url
+	}
+	saFile := filepath.Join(dir, "vertex-service-account.json")
+	if err := os.WriteFile(saFile, sa.JSON("demo-project", mock.TokenURI(urls["mock-backup"])), 0o600); err != nil {
+		d.Cleanup()
+		return nil, fmt.Errorf("writing the demo's service account: %w", err)
 	}
 	cfg := config.Default()
 	cfg.Listen = listen
@@ -74,8 +98,11 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 	up := func(name, provider, mockName string, models []string, weight, priority int) config.Upstream {
 		u := config.DefaultUpstream()
 		version := "/v1"
-		if provider == config.ProviderGemini {
+		switch provider {
+		case config.ProviderGemini:
 			version = "/v1beta"
+		case config.ProviderBedrock:
+			version = ""
 		}
 		u.Name, u.Provider, u.BaseURL, u.APIKey = name, provider, urls[mockName]+version, "sk-demo-"+name
 		u.Models, u.Weight, u.Priority = models, weight, priority
@@ -92,6 +119,17 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 		up("gemini-google", config.ProviderGemini, "mock-fast", []string{DemoGeminiModel}, 2, 0),
 		up("gemini-openai", config.ProviderOpenAI, "mock-steady", []string{DemoGeminiModel}, 1, 0),
 	}
+	// One model, three providers' quotas: Claude on Bedrock and on Vertex,
+	// Gemini on Vertex too.
+	bedrock := up("claude-bedrock", config.ProviderBedrock, "mock-steady", []string{DemoMixedModel}, 1, 0)
+	bedrock.APIKey = ""
+	bedrock.Bedrock = &provider.BedrockSettings{Region: "us-east-1", AccessKeyID: demoAWSKeyID, SecretAccessKey: demoAWSSecret}
+	bedrock.ModelMap = map[string]string{DemoMixedModel: "us.anthropic.claude-sonnet-4-20250514-v1:0"}
+	vertex := up("vertex", config.ProviderVertex, "mock-backup", []string{DemoMixedModel, DemoGeminiModel}, 1, 0)
+	vertex.APIKey = ""
+	vertex.Vertex = &provider.VertexSettings{Project: "demo-project", Location: "us-east5", CredentialsFile: saFile}
+	vertex.ModelMap = map[string]string{DemoMixedModel: "claude-sonnet-4@20250514"}
+	cfg.Upstreams = append(cfg.Upstreams, bedrock, vertex)
 	if errs := cfg.Validate(); len(errs) > 0 {
 		d.Cleanup()
 		return nil, fmt.Errorf("demo configuration is invalid: %w", errs)
