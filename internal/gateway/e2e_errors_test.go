@@ -120,7 +120,13 @@ func TestBadInputThroughServer(t *testing.T) {
 		// Models and upstreams.
 		{name: "model nobody serves", path: chat, body: `{"model":"gpt-nope"}`, status: 404, shape: openAIError, code: "model_not_found"},
 		{name: "anthropic model nobody serves", path: messages, body: `{"model":"claude-nope","max_tokens":5}`, status: 404, shape: anthropicError, code: "not_found_error"},
-		{name: "model of the other protocol", path: messages, body: `{"model":"gpt-4o","max_tokens":5}`, status: 404, shape: anthropicError, code: "not_found_error"},
+		// An Anthropic client may ask for a model only OpenAI upstreams serve:
+		// its request is translated, so it must be a valid Messages request.
+		{name: "model of the other protocol, malformed for translation", path: messages, body: `{"model":"gpt-4o","max_tokens":5}`,
+			status: 400, shape: anthropicError, code: "invalid_request_error"},
+		{name: "model of the other protocol is translated", path: messages,
+			body: `{"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, status: 200,
+			header: map[string]string{"X-Switchyard-Translated": "anthropic->openai-chat"}},
 		{name: "restricted key cannot reach an upstream outside its set", path: chat, auth: []string{"Authorization", "Bearer " + restrictedKey},
 			body: `{"model":"gpt-4o-only-a"}`, status: 404, shape: openAIError, code: "model_not_found"},
 		{name: "the same model for an unrestricted key", path: chat, body: `{"model":"gpt-4o-only-a"}`, status: 200,

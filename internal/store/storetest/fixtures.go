@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"switchyard/internal/config"
+	"switchyard/internal/provider"
 	"switchyard/internal/store"
 )
 
@@ -34,6 +35,9 @@ func Upstream(name string) config.Upstream {
 		AffinityMigration: config.AffinityMigration{Mode: "cross_tier", MaxContentLength: 65536},
 		Headers:           map[string]string{"X-Org": "acme", "X-Team": "infra"},
 		Active:            true,
+		// No provider takes both blocks; the store keeps whatever it is given.
+		Bedrock: &provider.BedrockSettings{Region: "eu-west-1", AccessKeyID: "AKIAEXAMPLE", SecretAccessKey: "bedrock-secret-" + name, SessionToken: "session-" + name},
+		Vertex:  &provider.VertexSettings{Project: "proj-" + name, Location: "us-east5", CredentialsFile: "/etc/sa.json", CredentialsJSON: `{"type":"service_account"}`},
 	}
 }
 
