@@ -97,14 +97,7 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 	cfg.Admin.Token = "sy-admin-" + rand.Text()
 	up := func(name, provider, mockName string, models []string, weight, priority int) config.Upstream {
 		u := config.DefaultUpstream()
-		version := "/v1"
-		switch provider {
-		case config.ProviderGemini:
-			version = "/v1beta"
-		case config.ProviderBedrock:
-			version = ""
-		}
-		u.Name, u.Provider, u.BaseURL, u.APIKey = name, provider, urls[mockName]+version, "sk-demo-"+name
+		u.Name, u.Provider, u.BaseURL, u.APIKey = name, provider, urls[mockName]+"/v1", "sk-demo-"+name
 		u.Models, u.Weight, u.Priority = models, weight, priority
 		return u
 	}
@@ -116,20 +109,21 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 		up("anthropic-backup", config.ProviderAnthropic, "mock-backup", []string{DemoAnthropicModel}, 1, 1),
 		up("claude-anthropic", config.ProviderAnthropic, "mock-fast", []string{DemoMixedModel}, 1, 0),
 		up("claude-openai-compatible", config.ProviderOpenAICompatible, "mock-steady", []string{DemoMixedModel}, 1, 0),
-		up("gemini-google", config.ProviderGemini, "mock-fast", []string{DemoGeminiModel}, 2, 0),
 		up("gemini-openai", config.ProviderOpenAI, "mock-steady", []string{DemoGeminiModel}, 1, 0),
 	}
+	gemini := up("gemini-google", config.ProviderGemini, "mock-fast", []string{DemoGeminiModel}, 2, 0)
+	gemini.BaseURL = urls["mock-fast"] + "/v1beta" // Google's version path
 	// One model, three providers' quotas: Claude on Bedrock and on Vertex,
 	// Gemini on Vertex too.
 	bedrock := up("claude-bedrock", config.ProviderBedrock, "mock-steady", []string{DemoMixedModel}, 1, 0)
-	bedrock.APIKey = ""
+	bedrock.BaseURL, bedrock.APIKey = urls["mock-steady"], "" // Bedrock's paths have no version
 	bedrock.Bedrock = &provider.BedrockSettings{Region: "us-east-1", AccessKeyID: demoAWSKeyID, SecretAccessKey: demoAWSSecret}
 	bedrock.ModelMap = map[string]string{DemoMixedModel: "us.anthropic.claude-sonnet-4-20250514-v1:0"}
 	vertex := up("vertex", config.ProviderVertex, "mock-backup", []string{DemoMixedModel, DemoGeminiModel}, 1, 0)
 	vertex.APIKey = ""
 	vertex.Vertex = &provider.VertexSettings{Project: "demo-project", Location: "us-east5", CredentialsFile: saFile}
 	vertex.ModelMap = map[string]string{DemoMixedModel: "claude-sonnet-4@20250514"}
-	cfg.Upstreams = append(cfg.Upstreams, bedrock, vertex)
+	cfg.Upstreams = append(cfg.Upstreams, gemini, bedrock, vertex)
 	if errs := cfg.Validate(); len(errs) > 0 {
 		d.Cleanup()
 		return nil, fmt.Errorf("demo configuration is invalid: %w", errs)
