@@ -131,10 +131,11 @@ func writeChatUser(w *jsonWriter, parts []Part, n int) {
 }
 
 // hasChatAssistantContent reports whether parts hold anything an
-// assistant message in Chat carries (text or tool calls).
+// assistant message in Chat carries (non-empty text or tool calls): an
+// empty assistant turn is left out, as the Chat decoder leaves it out.
 func hasChatAssistantContent(parts []Part) bool {
 	for i := range parts {
-		if parts[i].Kind == PartText || parts[i].Kind == PartToolCall {
+		if parts[i].Kind == PartText && parts[i].Text != "" || parts[i].Kind == PartToolCall {
 			return true
 		}
 	}
