@@ -204,22 +204,12 @@ func appendAnthropicSystem(b []byte, system []Part) []byte {
 func appendAnthropicMessages(b []byte, msgs []Message) []byte {
 	b = append(b, `,"messages":[`...)
 	first := true
-	for i := 0; i < len(msgs); {
-		if !anthropicHasContent(&msgs[i]) {
-			i++
-			continue
-		}
-		role := msgs[i].Role
-		j := i + 1
-		for j < len(msgs) && (msgs[j].Role == role || !anthropicHasContent(&msgs[j])) {
-			j++
-		}
+	for i, j := range turns(msgs, anthropicHasContent) {
 		if !first {
 			b = append(b, ',')
 		}
 		first = false
-		b = appendAnthropicTurn(b, role, msgs[i:j])
-		i = j
+		b = appendAnthropicTurn(b, msgs[i].Role, msgs[i:j])
 	}
 	return append(b, ']')
 }

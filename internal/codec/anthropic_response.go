@@ -74,18 +74,27 @@ func anthropicAnswerPart(v gjson.Result) (Part, bool) {
 // anthropicUsage reads a usage object: Input is input_tokens plus the
 // cache's reads and writes.
 func anthropicUsage(u gjson.Result) Usage {
+	return excludedCacheUsage{"input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"}.read(u)
+}
+
+// excludedCacheUsage names the fields of a usage object whose input count
+// leaves the prompt cache's tokens out (Anthropic, Bedrock): read adds
+// them back, so that Usage.Input counts every prompt token (canon.go).
+type excludedCacheUsage struct{ input, cacheRead, cacheWrite, output string }
+
+func (n excludedCacheUsage) read(u gjson.Result) Usage {
 	var us Usage
 	u.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
-		case "input_tokens":
+		case n.input:
 			us.Input += v.Int()
-		case "cache_creation_input_tokens":
-			us.CacheWrite = v.Int()
-			us.Input += us.CacheWrite
-		case "cache_read_input_tokens":
+		case n.cacheRead:
 			us.CacheRead = v.Int()
 			us.Input += us.CacheRead
-		case "output_tokens":
+		case n.cacheWrite:
+			us.CacheWrite = v.Int()
+			us.Input += us.CacheWrite
+		case n.output:
 			us.Output = v.Int()
 		}
 		return true

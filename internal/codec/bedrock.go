@@ -89,23 +89,7 @@ const (
 // bedrockUsage reads a usage object: Input is inputTokens plus the cache's
 // reads and writes.
 func bedrockUsage(u gjson.Result) Usage {
-	var us Usage
-	u.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "inputTokens":
-			us.Input += v.Int()
-		case "cacheReadInputTokens":
-			us.CacheRead = v.Int()
-			us.Input += us.CacheRead
-		case "cacheWriteInputTokens":
-			us.CacheWrite = v.Int()
-			us.Input += us.CacheWrite
-		case "outputTokens":
-			us.Output = v.Int()
-		}
-		return true
-	})
-	return us
+	return excludedCacheUsage{"inputTokens", "cacheReadInputTokens", "cacheWriteInputTokens", "outputTokens"}.read(u)
 }
 
 // appendBedrockUsage writes a usage object: inputTokens without the

@@ -69,25 +69,15 @@ func (bedrock) EncodeRequest(r *Request, model string, o EncodeOptions) ([]byte,
 
 func appendBedrockMessages(b []byte, msgs []Message) ([]byte, error) {
 	first := true
-	for i := 0; i < len(msgs); {
-		if !bedrockHasContent(&msgs[i]) {
-			i++
-			continue
-		}
-		role := msgs[i].Role
-		j := i + 1
-		for j < len(msgs) && (msgs[j].Role == role || !bedrockHasContent(&msgs[j])) {
-			j++
-		}
+	for i, j := range turns(msgs, bedrockHasContent) {
 		if !first {
 			b = append(b, ',')
 		}
 		first = false
 		var err error
-		if b, err = appendBedrockTurn(b, role, msgs[i:j]); err != nil {
+		if b, err = appendBedrockTurn(b, msgs[i].Role, msgs[i:j]); err != nil {
 			return nil, err
 		}
-		i = j
 	}
 	return b, nil
 }

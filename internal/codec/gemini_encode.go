@@ -49,25 +49,15 @@ func (gemini) EncodeRequest(r *Request, _ string, _ EncodeOptions) ([]byte, erro
 
 func appendGeminiContents(b []byte, msgs []Message) ([]byte, error) {
 	first := true
-	for i := 0; i < len(msgs); {
-		if !geminiHasContent(&msgs[i]) {
-			i++
-			continue
-		}
-		role := msgs[i].Role
-		j := i + 1
-		for j < len(msgs) && (msgs[j].Role == role || !geminiHasContent(&msgs[j])) {
-			j++
-		}
+	for i, j := range turns(msgs, geminiHasContent) {
 		if !first {
 			b = append(b, ',')
 		}
 		first = false
 		var err error
-		if b, err = appendGeminiTurn(b, role, msgs[i:j], msgs[:i]); err != nil {
+		if b, err = appendGeminiTurn(b, msgs[i].Role, msgs[i:j], msgs[:i]); err != nil {
 			return nil, err
 		}
-		i = j
 	}
 	return b, nil
 }
