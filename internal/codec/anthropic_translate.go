@@ -161,17 +161,7 @@ func (d *anthropicRequestDecoder) system(v gjson.Result) error {
 }
 
 func (d *anthropicRequestDecoder) messages(v gjson.Result) error {
-	if !v.IsArray() {
-		return errors.New("messages: must be an array")
-	}
-	var err error
-	i := 0
-	v.ForEach(func(_, m gjson.Result) bool {
-		err = d.message(i, m)
-		i++
-		return err == nil
-	})
-	return err
+	return gjEach(v, "messages", d.message)
 }
 
 func (d *anthropicRequestDecoder) message(i int, v gjson.Result) error {
@@ -378,17 +368,7 @@ func (d *anthropicRequestDecoder) toolResult(b *anthropicBlock, p Part, path fun
 }
 
 func (d *anthropicRequestDecoder) tools(v gjson.Result) error {
-	if !v.IsArray() {
-		return errors.New("tools: must be an array")
-	}
-	var err error
-	i := 0
-	v.ForEach(func(_, t gjson.Result) bool {
-		err = d.tool(i, t)
-		i++
-		return err == nil
-	})
-	return err
+	return gjEach(v, "tools", d.tool)
 }
 
 func (d *anthropicRequestDecoder) tool(i int, v gjson.Result) error {

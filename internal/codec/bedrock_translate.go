@@ -72,17 +72,7 @@ func (d *bedrockRequestDecoder) field(key string, v gjson.Result) error {
 }
 
 func (d *bedrockRequestDecoder) messages(v gjson.Result) error {
-	if !v.IsArray() {
-		return errors.New("messages: must be an array")
-	}
-	var err error
-	i := 0
-	v.ForEach(func(_, m gjson.Result) bool {
-		err = d.message(i, m)
-		i++
-		return err == nil
-	})
-	return err
+	return gjEach(v, "messages", d.message)
 }
 
 func (d *bedrockRequestDecoder) message(i int, v gjson.Result) error {

@@ -125,17 +125,7 @@ func (d *geminiRequestDecoder) field(key string, v gjson.Result) error {
 }
 
 func (d *geminiRequestDecoder) contents(v gjson.Result) error {
-	if !v.IsArray() {
-		return errors.New("contents: must be an array")
-	}
-	var err error
-	i := 0
-	v.ForEach(func(_, c gjson.Result) bool {
-		err = d.content(i, c)
-		i++
-		return err == nil
-	})
-	return err
+	return gjEach(v, "contents", d.content)
 }
 
 func (d *geminiRequestDecoder) content(i int, v gjson.Result) error {

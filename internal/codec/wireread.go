@@ -2,6 +2,7 @@ package codec
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -126,4 +127,20 @@ func gjEmptyObject(v gjson.Result) bool {
 		return false
 	})
 	return empty
+}
+
+// gjEach calls fn for each element of the array v, with its index, and
+// stops at the first error; v not an array is an error naming field.
+func gjEach(v gjson.Result, field string, fn func(i int, e gjson.Result) error) error {
+	if !v.IsArray() {
+		return errors.New(field + ": must be an array")
+	}
+	var err error
+	i := 0
+	v.ForEach(func(_, e gjson.Result) bool {
+		err = fn(i, e)
+		i++
+		return err == nil
+	})
+	return err
 }
