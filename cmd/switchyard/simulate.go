@@ -26,7 +26,7 @@ func newSimulateCmd() *cobra.Command {
 			"See docs/simulator.md.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := config.Load(cfgPath)
+			cfg, err := config.LoadForSimulation(cfgPath)
 			if err != nil {
 				return fmt.Errorf("loading %s:\n%w", cfgPath, err)
 			}

@@ -50,12 +50,29 @@ func Load(path string) (*Config, error) {
 	return Parse(data, os.LookupEnv)
 }
 
+// LoadForSimulation is Load for `switchyard simulate`, whose upstreams are
+// never contacted: credentials the gateway would read from elsewhere (a
+// Vertex service-account key file) need not be there, so a production
+// configuration can be replayed on a laptop.
+func LoadForSimulation(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return parse(data, os.LookupEnv, true)
+}
+
 // Parse decodes YAML bytes into a Config, expanding ${NAME} in string values
 // with lookup, applying defaults and validating. On failure it returns Errors:
 // every decoding and validation problem, an error whose value came from an
 // unset environment variable saying so. On success, warnings (such as unset
 // variables) are in Config.Warnings.
 func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	return parse(data, lookup, false)
+}
+
+// parse is Parse; simulated validates for a simulation (LoadForSimulation).
+func parse(data []byte, lookup func(string) (string, bool), simulated bool) (*Config, error) {
 	var raw any
 	if err := yaml.Unmarshal(data, &raw); err != nil {
 		return nil, Errors{{Msg: "parsing YAML: " + redactSource(yaml.FormatError(err, false, true), data)}}
@@ -70,7 +87,7 @@ func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 		cfg.Keys[i].KeySHA256 = strings.ToLower(cfg.Keys[i].KeySHA256)
 	}
 	errs := d.errs
-	for _, e := range cfg.Validate() {
+	for _, e := range cfg.validate(simulated) {
 		if !followsFrom(e, d.errs) {
 			errs = append(errs, e)
 		}

@@ -34,8 +34,12 @@ var (
 // the first problem. A route setting inherited unchanged from `defaults` is
 // reported once, under defaults. Secrets (keys, DSNs, URLs with passwords)
 // are never echoed in messages.
-func (c *Config) Validate() Errors {
-	v := &validator{}
+func (c *Config) Validate() Errors { return c.validate(false) }
+
+// validate is Validate; simulated leaves out what only a serving gateway
+// needs (credentials it reads, such as a Vertex key file).
+func (c *Config) validate(simulated bool) Errors {
+	v := &validator{simulated: simulated}
 	c.validateServer(v)
 	defaults := &validator{}
 	c.Defaults.check(defaults, "")
@@ -106,6 +110,8 @@ func (r *Route) Validate() Errors {
 // validator collects FieldErrors.
 type validator struct {
 	errs Errors
+	// simulated: the file configures a simulation (LoadForSimulation).
+	simulated bool
 }
 
 // crossRefs is what checking one list element against the rest of the file

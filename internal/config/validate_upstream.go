@@ -46,6 +46,7 @@ func (u *Upstream) check(v *validator, path string, i int, x *crossRefs) {
 	if known {
 		// The provider's own rules (a required key, a dated api_version).
 		a := u.Adapter()
+		a.Simulated = v.simulated
 		for _, prob := range append(pr.Check(a), provider.ForeignSettings(u.Provider, a)...) {
 			v.add(p(prob.Field), "%s", prob.Message)
 		}

@@ -1,7 +1,10 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"switchyard/internal/mock"
@@ -64,6 +67,47 @@ func TestValidateProviderDefaults(t *testing.T) {
 			tt.mutate(&c)
 			if got := c.Validate(); !slices.Equal(got, tt.want) {
 				t.Fatalf("Validate() =\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLoadForSimulation: a simulation never reads upstream credentials, so
+// a Vertex key file that exists only where the gateway runs is no error
+// there, while serve's Load still requires it; the rest is checked alike.
+func TestLoadForSimulation(t *testing.T) {
+	const file = `upstreams:
+  - name: claude-vertex
+    provider: vertex
+    vertex: {project: p1, location: us-east5, credentials_file: /nonexistent/switchyard-sa.json}
+    models: [claude-sonnet-4]
+`
+	tests := []struct {
+		name      string
+		extra     string
+		simulated bool
+		want      string // an error's start; "" for none
+	}{
+		{"serve needs the key file", "", false, "upstreams[0].vertex.credentials_file: reading the service-account key"},
+		{"a simulation does not", "", true, ""},
+		{"a simulation checks the rest", "    weight: 0\n", true, "upstreams[0].weight: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "switchyard.yaml")
+			if err := os.WriteFile(path, []byte(file+tt.extra), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			load := Load
+			if tt.simulated {
+				load = LoadForSimulation
+			}
+			_, err := load(path)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("error %v, want none", err)
+			case tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)):
+				t.Fatalf("error %v, want one starting %q", err, tt.want)
 			}
 		})
 	}

@@ -89,6 +89,9 @@ type Gateway struct {
 	names    atomic.Pointer[catalogNames] // of the catalog in force, for metrics labels
 	recent   *balancer.DecisionRing
 	traffic  *admin.Traffic // recent attempts, failures and 429s per upstream, for the admin API
+	// transport carries upstream requests and the adapters' own exchanges
+	// (Vertex's token requests).
+	transport http.RoundTripper
 
 	reloadMu sync.Mutex     // serialises Reload
 	admin    *admin.Service // the admin API's domain; one per gateway, so that its changes serialise
@@ -119,9 +122,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	if opts.ReadTimeout <= 0 {
 		opts.ReadTimeout = DefaultReadTimeout
 	}
+	if opts.Transport == nil {
+		opts.Transport = proxy.NewTransport()
+	}
 	g := &Gateway{
 		cfg: cfg, log: opts.Logger, clock: opts.Clock, seed: opts.Seed, store: opts.Store,
-		readHeaderTimeout: opts.ReadHeaderTimeout, readTimeout: opts.ReadTimeout,
+		readHeaderTimeout: opts.ReadHeaderTimeout, readTimeout: opts.ReadTimeout, transport: opts.Transport,
 		spend:    limits.NewSpend(opts.Clock),
 		sessions: affinity.NewTable(cfg.Affinity.MaxEntries, opts.Clock),
 		recent:   balancer.NewDecisionRing(1000),
@@ -285,7 +291,7 @@ func (g *Gateway) buildCatalog(ctx context.Context) (*proxy.Catalog, error) {
 	}
 	return proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: ups, Keys: keys, Routes: routes, Defaults: g.cfg.Defaults, Affinity: g.cfg.Affinity,
-		Seed: g.seed, Now: g.clock.Now, Clock: g.clock, Previous: prev,
+		Seed: g.seed, Now: g.clock.Now, Clock: g.clock, Previous: prev, Transport: g.transport,
 	})
 }
 

@@ -55,6 +55,15 @@ type Upstream struct {
 	// runs on a fake clock sets it, so that signatures carry the time its
 	// upstreams (mocks on the same clock) expect.
 	Clock func() time.Time
+	// Transport carries the adapter's own exchanges besides the upstream
+	// request (Vertex's token requests); nil is http.DefaultTransport. The
+	// gateway passes its upstream transport, so that a simulation's
+	// virtual upstreams answer those too.
+	Transport http.RoundTripper
+	// Simulated: the upstream is only simulated (switchyard simulate), so
+	// its credentials are never used and Check does not read them (a key
+	// file that exists only where the gateway runs in production).
+	Simulated bool
 }
 
 // Problem is one invalid provider-specific setting.

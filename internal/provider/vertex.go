@@ -99,6 +99,9 @@ func (Vertex) Check(u Upstream) []Problem {
 	if msg := checkVertexLocation(v.Location); msg != "" {
 		ps = append(ps, Problem{Field: "vertex.location", Message: msg})
 	}
+	if u.Simulated {
+		return ps
+	}
 	if _, field, err := serviceAccountJSON(*v); err != nil {
 		ps = append(ps, Problem{Field: field, Message: err.Error()})
 	}
@@ -147,7 +150,7 @@ func (p Vertex) New(u Upstream) Endpoint {
 	base = strings.TrimRight(base, "/")
 	e.models = base + "/projects/" + url.PathEscape(u.Vertex.Project) + "/locations/" + url.PathEscape(u.Vertex.Location) + "/publishers/"
 	e.publishers = base + "/publishers/"
-	e.tokens = newTokenSource(*u.Vertex)
+	e.tokens = newTokenSource(*u.Vertex, u.Transport)
 	return e
 }
 

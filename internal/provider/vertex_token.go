@@ -119,13 +119,14 @@ type bearerValue struct {
 	header []string
 }
 
-// newTokenSource returns the token source of v's service account.
+// newTokenSource returns the token source of v's service account, whose
+// exchanges go over rt (nil: http.DefaultTransport).
 //
 // It is built on google.JWTConfigFromJSON, which takes service-account
 // keys only, rather than the deprecated CredentialsFromJSON, which would
 // also accept an external_account configuration from the config file (one
 // that runs a program or fetches a URL to get its credentials).
-func newTokenSource(v VertexSettings) *tokenSource {
+func newTokenSource(v VertexSettings, rt http.RoundTripper) *tokenSource {
 	data, _, err := serviceAccountJSON(v)
 	if err != nil {
 		return &tokenSource{err: fmt.Errorf("%w: service account: %v", ErrAuth, err)}
@@ -135,7 +136,7 @@ func newTokenSource(v VertexSettings) *tokenSource {
 		return &tokenSource{err: fmt.Errorf("%w: service account: %v", ErrAuth, err)}
 	}
 	// The exchange's HTTP client travels in the context the library keeps.
-	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Timeout: tokenExchangeTimeout})
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Transport: rt, Timeout: tokenExchangeTimeout})
 	return &tokenSource{src: oauth2.ReuseTokenSourceWithExpiry(nil, cfg.TokenSource(ctx), tokenRefreshEarly)}
 }
 

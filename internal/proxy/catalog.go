@@ -87,6 +87,10 @@ type CatalogInput struct {
 	Now func() time.Time
 	// Clock times the routes' retry budgets. Default: the wall clock.
 	Clock clock.Clock
+	// Transport carries the adapters' own exchanges (Vertex's token
+	// requests): the gateway's upstream transport. Default:
+	// http.DefaultTransport.
+	Transport http.RoundTripper
 }
 
 // NewCatalog indexes in. It fails on a provider the registry does not
@@ -113,6 +117,7 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 		if up.ep == nil {
 			a := u.Adapter()
 			a.Clock = in.Clock.Now // signs requests (Bedrock) in the gateway's time
+			a.Transport = in.Transport
 			up.ep = p.New(a)
 		}
 		mig := u.AffinityMigration

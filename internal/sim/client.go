@@ -38,7 +38,7 @@ func (r *run) begin(q *request) {
 // serve sends q to the gateway's handler as its client would.
 func (r *run) serve(q *request) {
 	path, c := "/v1/chat/completions", r.family[q.model]
-	if c.anthropic {
+	if r.sc.Protocol == ProtocolAnthropic || (r.sc.Protocol == "" && c.anthropic) {
 		path = "/v1/messages"
 	}
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://gateway"+path, bytes.NewReader(r.body(q)))

@@ -116,10 +116,9 @@ func (p *provider) receive(now time.Duration, stream bool, prompt, maxTokens, ou
 
 func scale(d time.Duration, f float64) time.Duration { return time.Duration(float64(d) * f) }
 
-// headers returns the rate-limit headers of an answer sent at now (a 429 of
-// limitType adds Retry-After, when the provider sends it). The map is
-// reused by the next call.
-func (p *provider) headers(now time.Duration, limitType string) http.Header {
+// headers returns the rate-limit headers of an answer sent at now. The map
+// is reused by the next call.
+func (p *provider) headers(now time.Duration) http.Header {
 	h := p.hdr
 	clear(h)
 	sec := int64(now / time.Second)
@@ -127,16 +126,20 @@ func (p *provider) headers(now time.Duration, limitType string) http.Header {
 		p.quotaHeaders(h, now, "requests", int64(p.m.RPM), &p.reqs, sec)
 		p.quotaHeaders(h, now, "tokens", int64(p.m.TPM), &p.toks, sec)
 	}
-	if limitType != "" && *p.m.RetryAfter {
-		w := &p.reqs
-		need, limit := int64(1), int64(p.m.RPM)
-		if limitType == "tokens" {
-			w, limit = &p.toks, int64(p.m.TPM)
-		}
-		wait := w.freeIn(now, need, limit)
-		h.Set("Retry-After", strconv.FormatInt(max(int64((wait+time.Second-1)/time.Second), 1), 10))
-	}
 	return h
+}
+
+// retryAfter is how long from now until a 429 of limitType would pass,
+// as the provider tells it; 0 when it does not (retry_after: false).
+func (p *provider) retryAfter(now time.Duration, limitType string) time.Duration {
+	if !*p.m.RetryAfter {
+		return 0
+	}
+	w, limit := &p.reqs, int64(p.m.RPM)
+	if limitType == "tokens" {
+		w, limit = &p.toks, int64(p.m.TPM)
+	}
+	return max(w.freeIn(now, 1, limit), time.Second)
 }
 
 // quotaHeaders sets one quota's limit, remaining and reset headers in the
@@ -161,27 +164,6 @@ func (p *provider) quotaHeaders(h http.Header, now time.Duration, quota string, 
 }
 
 func upperFirst(s string) string { return string(s[0]-'a'+'A') + s[1:] }
-
-// rateLimitBody returns the 429 error body of the provider's dialect.
-func (p *provider) rateLimitBody(limitType string) []byte {
-	if p.m.Headers == HeadersAnthropic {
-		if limitType == "tokens" {
-			return anthropicTokens429
-		}
-		return anthropicRequests429
-	}
-	if limitType == "tokens" {
-		return openAITokens429
-	}
-	return openAIRequests429
-}
-
-var (
-	openAIRequests429    = []byte(`{"error":{"message":"Rate limit reached on requests per min (RPM)","type":"requests","code":"rate_limit_exceeded"}}`)
-	openAITokens429      = []byte(`{"error":{"message":"Rate limit reached on tokens per min (TPM)","type":"tokens","code":"rate_limit_exceeded"}}`)
-	anthropicRequests429 = []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"Number of requests has exceeded your per-minute rate limit"}}`)
-	anthropicTokens429   = []byte(`{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`)
-)
 
 // minuteWindow counts units over the last 60 whole seconds, in 1 s buckets:
 // the provider's own sliding minute.

@@ -1,13 +1,18 @@
 package sim
 
 import (
+	"bytes"
+	"cmp"
 	"math/rand/v2"
 	"net/http"
 	"testing"
 	"time"
 
 	"switchyard/internal/clock"
+	"switchyard/internal/codec"
 	"switchyard/internal/limits"
+	"switchyard/internal/outcome"
+	adapters "switchyard/internal/provider"
 )
 
 func testProvider(m Provider) *provider {
@@ -63,21 +68,38 @@ func TestProviderWindows(t *testing.T) {
 }
 
 // TestProviderRateLimitsThroughTheRealLimiter sends the provider's answers
-// through limits.Limiter as the attempt loop does: the x-ratelimit-* or
-// anthropic-ratelimit-* headers of every answer, and RateLimited for a 429.
+// through the provider's adapter and limits.Limiter as the attempt loop
+// does: the x-ratelimit-* or anthropic-ratelimit-* headers of every answer,
+// and for a 429 the adapter's Classify (which reads Google's RetryInfo)
+// then RateLimited.
 func TestProviderRateLimitsThroughTheRealLimiter(t *testing.T) {
+	const (
+		chat      = "/0/chat/completions"
+		messages  = "/0/v1/messages"
+		geminiOp  = "/0/v1/projects/p/locations/us-east5/publishers/google/models/gemini-2.5-flash:generateContent"
+		rawClaude = "/0/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4:rawPredict"
+		converse  = "/0/model/anthropic.claude-sonnet-4/converse"
+	)
+	no := false
 	tests := []struct {
 		name      string
 		m         Provider
-		prompt    int64 // per request, max_tokens 100
-		n         int   // requests accepted before the 429
+		provider  string // whose adapter classifies the 429
+		path      string // the request's path: the answer's wire
+		prompt    int64  // per request, max_tokens 100
+		n         int    // requests accepted before the 429
 		limitType string
-		wantWait  time.Duration // the cooldown the limiter takes from the 429
+		wantWait  time.Duration // the cooldown the limiter takes from the 429 (0: its backoff)
+		wantFrom  string
 	}{
-		{"rpm, openai headers", Provider{RPM: 5}, 100, 5, limits.LimitRequests, 60 * time.Second},
-		{"tpm, openai headers", Provider{TPM: 1000}, 150, 4, limits.LimitTokens, 60 * time.Second},
-		{"rpm, anthropic headers", Provider{RPM: 3, Headers: HeadersAnthropic}, 100, 3, limits.LimitRequests, 60 * time.Second},
-		{"rpm, no headers", Provider{RPM: 2, Headers: HeadersNone}, 100, 2, limits.LimitRequests, 60 * time.Second},
+		{"rpm, openai headers", Provider{RPM: 5}, adapters.NameOpenAI, chat, 100, 5, limits.LimitRequests, time.Minute, limits.CooldownRetryAfter},
+		{"tpm, openai headers", Provider{TPM: 1000}, adapters.NameOpenAI, chat, 150, 4, limits.LimitTokens, time.Minute, limits.CooldownRetryAfter},
+		{"rpm, anthropic headers", Provider{RPM: 3, Headers: HeadersAnthropic}, adapters.NameAnthropic, messages, 100, 3, limits.LimitRequests, time.Minute, limits.CooldownRetryAfter},
+		{"rpm, no headers", Provider{RPM: 2, Headers: HeadersNone}, adapters.NameOpenAI, chat, 100, 2, limits.LimitRequests, time.Minute, limits.CooldownRetryAfter},
+		{"vertex gemini, RetryInfo", Provider{RPM: 2, Headers: HeadersNone}, adapters.NameVertex, geminiOp, 100, 2, "", time.Minute, limits.CooldownProvider},
+		{"vertex claude, RetryInfo", Provider{RPM: 2, Headers: HeadersNone}, adapters.NameVertex, rawClaude, 100, 2, "", time.Minute, limits.CooldownProvider},
+		{"vertex, no RetryInfo", Provider{RPM: 2, Headers: HeadersNone, RetryAfter: &no}, adapters.NameVertex, geminiOp, 100, 2, "", 0, limits.CooldownBackoff},
+		{"bedrock ThrottlingException", Provider{RPM: 2, Headers: HeadersNone}, adapters.NameBedrock, converse, 100, 2, "", 0, limits.CooldownBackoff},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,12 +112,13 @@ func TestProviderRateLimitsThroughTheRealLimiter(t *testing.T) {
 				}
 			}
 			a := p.receive(0, false, tc.prompt, 100, 10)
-			if a.kind != answer429 || a.status != http.StatusTooManyRequests || a.limitType != tc.limitType {
+			if a.kind != answer429 || a.status != http.StatusTooManyRequests || a.limitType != cmp.Or(tc.limitType, a.limitType) {
 				t.Fatalf("request %d: kind %d status %d type %q, want a 429 of type %q", tc.n, a.kind, a.status, a.limitType, tc.limitType)
 			}
-			h := p.headers(0, a.limitType)
-			if got := h.Get("Retry-After"); got != "60" {
-				t.Errorf("Retry-After %q, want 60 (the window's first second leaves at 1m)", got)
+			h := p.headers(0).Clone()
+			body := wireOf(tc.path).rateLimited(h, a.limitType, p.retryAfter(0, a.limitType))
+			if got, want := h.Get("Retry-After"), map[bool]string{true: "60"}[tc.wantFrom == limits.CooldownRetryAfter]; got != want {
+				t.Errorf("Retry-After %q, want %q (the window's first second leaves at 1m)", got, want)
 			}
 			switch tc.m.Headers {
 			case HeadersAnthropic:
@@ -103,8 +126,8 @@ func TestProviderRateLimitsThroughTheRealLimiter(t *testing.T) {
 					t.Errorf("anthropic headers %v", h)
 				}
 			case HeadersNone:
-				if len(h) != 1 {
-					t.Errorf("headers %v, want Retry-After only", h)
+				if h.Get("X-Ratelimit-Remaining-Requests") != "" || h.Get("Anthropic-Ratelimit-Requests-Remaining") != "" {
+					t.Errorf("headers %v, want no rate-limit headers", h)
 				}
 			default:
 				quota := "Requests"
@@ -115,9 +138,13 @@ func TestProviderRateLimitsThroughTheRealLimiter(t *testing.T) {
 					t.Errorf("openai headers %v", h)
 				}
 			}
-			cd := lim.RateLimited("u", h, p.rateLimitBody(a.limitType), 0)
-			if cd.Wait != tc.wantWait || cd.Source != limits.CooldownRetryAfter || cd.LimitType != tc.limitType {
-				t.Errorf("cooldown %+v, want %v from retry-after, type %q", cd, tc.wantWait, tc.limitType)
+			o := classifier(t, tc.provider).Classify(a.status, h, body)
+			if o.Class != outcome.RateLimited {
+				t.Fatalf("%s classifies the 429 (%s) as %v, want rate limited", tc.provider, body, o.Class)
+			}
+			cd := lim.RateLimited("u", h, body, o.Cooldown)
+			if cd.Source != tc.wantFrom || (tc.wantWait > 0 && cd.Wait != tc.wantWait) || cd.Wait <= 0 || cd.LimitType != tc.limitType {
+				t.Errorf("cooldown %+v, want %v from %s, type %q", cd, tc.wantWait, tc.wantFrom, tc.limitType)
 			}
 			if v := lim.View("u", 1); !v.Limited() {
 				t.Errorf("limiter view %+v after the 429, want limited", v)
@@ -130,7 +157,7 @@ func TestProviderRateLimitsThroughTheRealLimiter(t *testing.T) {
 		for range 2 {
 			p.receive(0, false, 100, 100, 10)
 		}
-		lim.ObserveHeaders("u", p.headers(time.Second, ""))
+		lim.ObserveHeaders("u", p.headers(time.Second))
 		if v := lim.View("u", 1); !v.Exhausted || v.RPMLimit != 2 {
 			t.Fatalf("view %+v, want exhausted with the learned RPM limit 2", v)
 		}
@@ -141,11 +168,76 @@ func TestProviderRateLimitsThroughTheRealLimiter(t *testing.T) {
 		if a := p.receive(59*time.Second, false, 1, 1, 1); a.kind != answer429 {
 			t.Fatalf("at 59s kind %d, want 429", a.kind)
 		}
-		if h := p.headers(59*time.Second, "requests"); h.Get("Retry-After") != "" {
+		h := p.headers(59 * time.Second).Clone()
+		if wireOf("/0/chat/completions").rateLimited(h, "requests", p.retryAfter(59*time.Second, "requests")); h.Get("Retry-After") != "" {
 			t.Errorf("Retry-After %q sent with retry_after: false", h.Get("Retry-After"))
 		}
 		if a := p.receive(60*time.Second, false, 1, 1, 1); a.kind != answerOK {
 			t.Fatalf("at 60s kind %d, want ok", a.kind)
 		}
 	})
+}
+
+// classifier is the endpoint of a simulated upstream of provider name.
+func classifier(t *testing.T, name string) adapters.Endpoint {
+	t.Helper()
+	p, ok := adapters.Builtin().Lookup(name)
+	if !ok {
+		t.Fatalf("no provider %q", name)
+	}
+	return p.New(adapters.Upstream{
+		Name: "u", BaseURL: simHost + "0", APIKey: "sk-sim", Simulated: true,
+		Bedrock: &adapters.BedrockSettings{Region: "us-east-1"},
+		Vertex:  &adapters.VertexSettings{Project: "p", Location: "us-east5"},
+	})
+}
+
+// TestWireOf: each simulated answer takes the protocol and the error
+// dialect of the path its request was sent to, and its stream decodes with
+// the gateway's decoder of that protocol (the usage at the end).
+func TestWireOf(t *testing.T) {
+	tests := []struct {
+		path   string
+		family codec.Family
+		errors errorDialect
+	}{
+		{"/0/chat/completions", codec.FamilyOpenAI, errorsOpenAI},
+		{"/0/v1/messages", codec.FamilyAnthropic, errorsAnthropic},
+		{"/0/v1/projects/p/locations/l/publishers/anthropic/models/claude-sonnet-4@20250514:streamRawPredict", codec.FamilyAnthropic, errorsGoogle},
+		{"/0/v1beta/models/gemini-2.5-flash:streamGenerateContent", codec.FamilyGemini, errorsGoogle},
+		{"/0/model/us.anthropic.claude-sonnet-4-20250514-v1:0/converse-stream", codec.FamilyBedrock, errorsAWS},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			w := wireOf(tc.path)
+			if w.family != tc.family || w.errors != tc.errors {
+				t.Fatalf("wire %+v, want family %v errors %d", w, tc.family, tc.errors)
+			}
+			first, rest := w.streamBody("m", 120, 34)
+			var events codec.EventStream = codec.NewEventReader(bytes.NewReader(append(first, rest...)))
+			if tc.family == codec.FamilyBedrock {
+				events = adapters.NewEventStreamReader(bytes.NewReader(append(first, rest...)))
+			}
+			dec := codec.ForFamily(tc.family).NewStreamDecoder()
+			var last codec.Usage
+			for {
+				ev, err := events.Next()
+				if err != nil {
+					break
+				}
+				cs, err := dec.Decode(ev, nil)
+				if err != nil {
+					t.Fatalf("decoding %q: %v", ev.Data, err)
+				}
+				for _, c := range cs {
+					if c.Type == codec.ChunkEnd {
+						last = c.Usage
+					}
+				}
+			}
+			if !dec.Done() || last.Input != 120 || last.Output != 34 {
+				t.Errorf("stream done %v with usage %+v, want done with 120 in, 34 out", dec.Done(), last)
+			}
+		})
+	}
 }

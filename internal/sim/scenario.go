@@ -29,6 +29,11 @@ type Scenario struct {
 	// Key is the client key (by name, from the config) requests are sent
 	// with; "" means a key that may use every model and upstream.
 	Key string `yaml:"key"`
+	// Protocol is the protocol the clients speak: openai (Chat
+	// Completions) or anthropic (Messages). Default, per model: anthropic
+	// when every upstream serving it speaks Anthropic's protocol for it,
+	// else openai; the gateway translates for the others.
+	Protocol string `yaml:"protocol"`
 	// Bucket is the charts' time resolution. Default: Duration/120 rounded
 	// to 1, 2, 5, 10, 15 or 30 s or whole minutes.
 	Bucket time.Duration `yaml:"bucket"`
@@ -128,6 +133,12 @@ type Brownout struct {
 	LatencyFactor float64 `yaml:"latency_factor"`
 }
 
+// Client protocols of Scenario.Protocol.
+const (
+	ProtocolOpenAI    = "openai"
+	ProtocolAnthropic = "anthropic"
+)
+
 // Header dialects of Provider.Headers.
 const (
 	HeadersOpenAI    = "openai"
@@ -200,8 +211,8 @@ func (s *Scenario) applyDefaults(cfg *config.Config) {
 		if u.Headers == "" {
 			u.Headers = HeadersOpenAI
 			for _, cu := range cfg.Upstreams {
-				if cu.Name == name && speaksAnthropic(cu) {
-					u.Headers = HeadersAnthropic
+				if cu.Name == name {
+					u.Headers = headerDialect(cu)
 				}
 			}
 		}
@@ -237,9 +248,27 @@ func defaultBucket(d time.Duration) time.Duration {
 	return 2 * time.Hour
 }
 
-// speaksAnthropic reports whether u's provider speaks the Anthropic
-// protocol, whose rate-limit headers its model then sends.
-func speaksAnthropic(u config.Upstream) bool {
+// familyOf returns the protocol family u's provider speaks for model
+// ("" for its own protocol); false for an unknown provider.
+func familyOf(u config.Upstream, model string) (codec.Family, bool) {
 	p, ok := adapters.Builtin().Lookup(u.Provider)
-	return ok && p.New(u.Adapter()).Family("") == codec.FamilyAnthropic
+	if !ok {
+		return 0, false
+	}
+	a := u.Adapter()
+	a.Simulated = true
+	return p.New(a).Family(model), true
+}
+
+// headerDialect is the rate-limit headers u's provider sends by default:
+// OpenAI's and Anthropic's own send theirs; Google's and AWS's (Gemini,
+// Vertex, Bedrock) send none, and only their 429s tell.
+func headerDialect(u config.Upstream) string {
+	switch f, _ := familyOf(u, ""); f {
+	case codec.FamilyAnthropic:
+		return HeadersAnthropic
+	case codec.FamilyOpenAI:
+		return HeadersOpenAI
+	}
+	return HeadersNone
 }

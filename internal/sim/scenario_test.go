@@ -10,7 +10,7 @@ import (
 
 func loadConfig(t *testing.T, path string) *config.Config {
 	t.Helper()
-	cfg, err := config.Load(path)
+	cfg, err := config.LoadForSimulation(path)
 	if err != nil {
 		t.Fatalf("loading %s: %v", path, err)
 	}

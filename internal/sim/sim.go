@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"switchyard/internal/affinity"
+	"switchyard/internal/codec"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
 	"switchyard/internal/limits"
@@ -38,7 +39,8 @@ type upstreamSim struct {
 }
 
 // modelFamily says which client protocol a model's requests use: the
-// OpenAI one unless only Anthropic upstreams serve it.
+// OpenAI one unless only upstreams that speak Anthropic's for it serve it
+// (Anthropic, Vertex for Claude).
 type modelFamily struct{ anthropic bool }
 
 // run is one simulation: the scenario, the scheduler, the gateway's real
@@ -155,11 +157,18 @@ func (r *run) catalog(seed uint64) (*proxy.Catalog, error) {
 		if s := r.byUp[u.Name]; s != nil {
 			u.BaseURL = simHost + strconv.Itoa(s.idx)
 		}
+		if err := simulatedCredentials(&u); err != nil {
+			return nil, err
+		}
 		ups = append(ups, u)
-		anthropic := speaksAnthropic(u)
 		for _, m := range u.Models {
+			name := m
+			if to, ok := u.ModelMap[m]; ok {
+				name = to
+			}
+			fam, _ := familyOf(u, name)
 			f, seen := r.family[m]
-			r.family[m] = modelFamily{anthropic: anthropic && (!seen || f.anthropic)}
+			r.family[m] = modelFamily{anthropic: fam == codec.FamilyAnthropic && (!seen || f.anthropic)}
 		}
 	}
 	var keys []config.Key
@@ -178,7 +187,7 @@ func (r *run) catalog(seed uint64) (*proxy.Catalog, error) {
 	r.auth = []string{"Bearer " + secret}
 	cat, err := proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: ups, Keys: keys, Routes: cfg.Routes, Defaults: cfg.Defaults,
-		Affinity: cfg.Affinity, Seed: seed, Now: r.sched.Now, Clock: r.sched,
+		Affinity: cfg.Affinity, Seed: seed, Now: r.sched.Now, Clock: r.sched, Transport: transport{r},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("building the routing table: %w", err)

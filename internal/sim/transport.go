@@ -1,9 +1,9 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -26,6 +26,9 @@ type transport struct{ r *run }
 
 func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := t.r
+	if req.URL.Path == "/"+tokenPath {
+		return answerNow(req, http.StatusOK, "application/json", tokenAnswer), nil
+	}
 	u := r.upstreamOf(req.URL.Path)
 	q := r.sched.current()
 	ctx := req.Context()
@@ -47,34 +50,38 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := r.sched.sleep(ctx, a.first); err != nil {
 		return nil, context.Cause(ctx)
 	}
-	limitType := ""
-	if a.kind == answer429 {
-		limitType = a.limitType
+	w := wireOf(req.URL.Path)
+	resp := answerNow(req, a.status, w.contentType(false), nil)
+	for k, v := range u.prov.headers(r.sched.now) {
+		resp.Header[k] = v
 	}
-	resp := &http.Response{
-		StatusCode: a.status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: req,
-		Header: u.prov.headers(r.sched.now, limitType).Clone(),
-	}
-	resp.Header.Set("Content-Type", "application/json")
-	anthropic := strings.HasSuffix(req.URL.Path, "/messages")
 	var body []byte
 	switch a.kind {
 	case answer429:
-		body = u.prov.rateLimitBody(limitType)
+		body = w.rateLimited(resp.Header, a.limitType, u.prov.retryAfter(r.sched.now, a.limitType))
 	case answerError:
-		body = []byte(`{"error":{"message":"simulated server error","type":"server_error"}}`)
+		body = w.serverError(a.status)
 	default:
 		if q.stream {
-			resp.Header.Set("Content-Type", "text/event-stream")
-			first, rest := streamBody(anthropic, a.in, a.out)
+			resp.Header.Set("Content-Type", w.contentType(true))
+			first, rest := w.streamBody(q.model, a.in, a.out)
 			resp.Body = &streamReader{r: r, ctx: ctx, first: first, rest: rest, until: now + a.total}
 			return resp, nil
 		}
-		body = wholeBody(anthropic, a.in, a.out)
+		body = w.wholeBody(q.model, epoch.Add(now), a.in, a.out)
 	}
 	resp.ContentLength = int64(len(body))
-	resp.Body = io.NopCloser(strings.NewReader(string(body)))
+	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp, nil
+}
+
+// answerNow is a response to req with status, Content-Type ct and body.
+func answerNow(req *http.Request, status int, ct string, body []byte) *http.Response {
+	return &http.Response{
+		StatusCode: status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: req,
+		Header: http.Header{"Content-Type": {ct}}, ContentLength: int64(len(body)),
+		Body: io.NopCloser(bytes.NewReader(body)),
+	}
 }
 
 // upstreamOf returns the upstream a simulated URL path names.
@@ -85,24 +92,6 @@ func (r *run) upstreamOf(path string) *upstreamSim {
 		return nil
 	}
 	return r.ups[i]
-}
-
-// wholeBody is a non-streaming answer with its usage.
-func wholeBody(anthropic bool, in, out int64) []byte {
-	if anthropic {
-		return fmt.Appendf(nil, `{"type":"message","content":[],"usage":{"input_tokens":%d,"output_tokens":%d}}`, in, out)
-	}
-	return fmt.Appendf(nil, `{"object":"chat.completion","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d}}`, in, out)
-}
-
-// streamBody is a stream's first event and the rest of it, usage included.
-func streamBody(anthropic bool, in, out int64) (first, rest []byte) {
-	if anthropic {
-		return fmt.Appendf(nil, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":%d,\"output_tokens\":0}}}\n\n", in),
-			fmt.Appendf(nil, "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":%d}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", out)
-	}
-	return []byte("data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n"),
-		fmt.Appendf(nil, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", in, out)
 }
 
 // streamReader yields a stream's first event at once and the rest when

@@ -77,6 +77,9 @@ func (s *Scenario) Validate(cfg *config.Config) config.Errors {
 	if s.Key != "" && !slices.ContainsFunc(cfg.Keys, func(k config.Key) bool { return k.Name == s.Key }) {
 		c.add("key", "no client key named %q in the config", s.Key)
 	}
+	if s.Protocol != "" && s.Protocol != ProtocolOpenAI && s.Protocol != ProtocolAnthropic {
+		c.add("protocol", "must be %s or %s, got %q", ProtocolOpenAI, ProtocolAnthropic, s.Protocol)
+	}
 	if len(s.Traffic) == 0 {
 		c.add("traffic", "required: at least one phase")
 	}
