@@ -214,6 +214,8 @@ func (x *exchange) firstEvent(actx context.Context, st *started) outcome.Outcome
 		if o := x.translateFirst(st, ev); o.Class != outcome.Success {
 			return o
 		}
+	} else if e := x.firstErrorEvent(ev); e != nil {
+		return x.firstEventError(st, e)
 	}
 	st.firstByte.Stop()
 	st.first = ev

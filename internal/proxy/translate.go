@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"bytes"
+	"cmp"
 	"net/http"
 	"strconv"
 
@@ -174,6 +176,27 @@ func (x *exchange) translateFirst(st *started, ev *codec.Event) outcome.Outcome 
 	}
 	st.pending = chunks
 	return outcome.Outcome{Class: outcome.Success}
+}
+
+// firstErrorEvent returns the error of a passed-through stream whose first
+// event is its protocol's error event (Anthropic's overloaded_error, an
+// OpenAI {"error":…} data line), read by the protocol's own stream decoder;
+// nil for any other event. Only an event that mentions "error" is decoded.
+func (x *exchange) firstErrorEvent(ev *codec.Event) *codec.Error {
+	t, ok := x.codec.(codec.Translator)
+	if !ok || !bytes.Contains(ev.Raw, []byte("error")) {
+		return nil
+	}
+	chunks, err := t.NewStreamDecoder().Decode(ev, nil)
+	if err != nil {
+		return nil
+	}
+	for i := range chunks {
+		if chunks[i].Type == codec.ChunkError {
+			return cmp.Or(chunks[i].Err, &codec.Error{Message: "error event"})
+		}
+	}
+	return nil
 }
 
 // firstEventError classifies a stream whose first event is an error: a
