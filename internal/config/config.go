@@ -163,6 +163,46 @@ type RouteSettings struct {
 	// DefaultMaxTokens is the max_tokens sent to a family that requires one
 	// (Anthropic) when the client gave none. Default 4096, 1–1000000.
 	DefaultMaxTokens int64 `yaml:"default_max_tokens" json:"default_max_tokens"`
+	// Hedge races a slow attempt with the plan's next candidate (DESIGN.md
+	// §10). Default off.
+	Hedge Hedge `yaml:"hedge" json:"hedge"`
+}
+
+// Hedge configures hedged requests (DESIGN.md §10).
+type Hedge struct {
+	// Delay is how long an attempt may go without its first byte before
+	// the next candidate starts alongside it: a duration ("300ms"; "0s"
+	// turns hedging off) or "p95", the attempt's upstream's observed
+	// first-byte p95 (no hedge while it has too few samples). Default "0s".
+	Delay string `yaml:"delay" json:"delay"`
+	// Max is how many hedges may join one request's first attempt. Default 1, 1–3.
+	Max int `yaml:"max" json:"max"`
+	// Budget is the share of the route's request rate hedges may add (at
+	// least 1/s). Default 0.1, 0–1.
+	Budget float64 `yaml:"budget" json:"budget"`
+}
+
+// HedgeP95 is Hedge.Delay's value for the observed first-byte p95.
+const HedgeP95 = "p95"
+
+// Wait returns h's fixed delay, or p95 when it follows the observed p95;
+// 0 and false when hedging is off (or Delay does not parse: validation
+// reports that).
+func (h Hedge) Wait() (fixed time.Duration, p95 bool) {
+	if h.Delay == HedgeP95 {
+		return 0, true
+	}
+	d, err := time.ParseDuration(h.Delay)
+	if err != nil || d < 0 {
+		return 0, false
+	}
+	return d, false
+}
+
+// On reports whether h races attempts.
+func (h Hedge) On() bool {
+	d, p95 := h.Wait()
+	return d > 0 || p95
 }
 
 // Affinity configures session affinity (DESIGN.md §5).
@@ -370,6 +410,7 @@ func Default() Config {
 			Translate:         true,
 			DefaultMaxTokens:  4096,
 			RetryBudget:       0.2,
+			Hedge:             Hedge{Delay: "0s", Max: 1, Budget: 0.1},
 		},
 		Affinity: Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000},
 		Health:   Health{Interval: 30 * time.Second, Probe: "models", Timeout: 5 * time.Second},

@@ -77,7 +77,7 @@ func TestParseEmptyFileGivesDefaults(t *testing.T) {
 			{"log", cfg.Log, Log{Level: "info", Requests: true}},
 			{"defaults", cfg.Defaults, RouteSettings{Strategy: "weighted-random", Retries: 2, Timeout: 300 * time.Second,
 				FirstByteTimeout: 60 * time.Second, MaxBodyBytes: 10485760, StreamIdleTimeout: 60 * time.Second, RetryBudget: 0.2,
-				Translate: true, DefaultMaxTokens: 4096}},
+				Translate: true, DefaultMaxTokens: 4096, Hedge: Hedge{Delay: "0s", Max: 1, Budget: 0.1}}},
 			{"affinity", cfg.Affinity, Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000}},
 			{"health", cfg.Health, Health{Interval: 30 * time.Second, Probe: "models", Timeout: 5 * time.Second}},
 			{"circuit", cfg.Circuit, Circuit{FailureThreshold: 5, Window: 30 * time.Second, OpenDuration: 60 * time.Second,
@@ -106,10 +106,12 @@ defaults:
   max_wait: 2s
   translate: false
   default_max_tokens: 1000
+  hedge: {delay: 300ms, max: 2, budget: 0.05}
 `
 	inherited := RouteSettings{Strategy: "least-conn", Retries: 4, Timeout: 120 * time.Second,
 		FirstByteTimeout: 20 * time.Second, MaxBodyBytes: 2048, StreamIdleTimeout: 15 * time.Second,
-		RetryBudget: 0.5, MaxWait: 2 * time.Second, DefaultMaxTokens: 1000}
+		RetryBudget: 0.5, MaxWait: 2 * time.Second, DefaultMaxTokens: 1000,
+		Hedge: Hedge{Delay: "300ms", Max: 2, Budget: 0.05}}
 	tests := []struct {
 		key, value string
 		set        func(s *RouteSettings)
@@ -124,6 +126,7 @@ defaults:
 		{"max_wait", "0s", func(s *RouteSettings) { s.MaxWait = 0 }},
 		{"translate", "true", func(s *RouteSettings) { s.Translate = true }},
 		{"default_max_tokens", "64000", func(s *RouteSettings) { s.DefaultMaxTokens = 64000 }},
+		{"hedge", "{delay: p95}", func(s *RouteSettings) { s.Hedge.Delay = "p95" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {

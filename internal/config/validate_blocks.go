@@ -81,6 +81,7 @@ func (s *RouteSettings) check(v *validator, path string) {
 		v.add(p("retry_budget"), "must be 0–1, got %v", s.RetryBudget)
 	}
 	v.between(p("default_max_tokens"), s.DefaultMaxTokens, 1, maxDefaultMaxTokens)
+	s.Hedge.check(v, p("hedge"), s.FirstByteTimeout)
 	v.nonNegative(p("max_wait"), s.MaxWait)
 	if s.Timeout > 0 && s.MaxWait >= s.Timeout {
 		v.add(p("max_wait"), "must be less than timeout (%s), got %s", s.Timeout, s.MaxWait)
@@ -277,4 +278,24 @@ func served(upstreams []Upstream, model string) bool {
 		}
 	}
 	return false
+}
+
+// maxHedges bounds hedge.max: each hedge is one more upstream call.
+const maxHedges = 3
+
+func (h *Hedge) check(v *validator, path string, firstByte time.Duration) {
+	p := func(key string) string { return subPath(path, key) }
+	if h.Delay != HedgeP95 {
+		d, err := time.ParseDuration(h.Delay)
+		switch {
+		case err != nil || d < 0:
+			v.add(p("delay"), "must be a duration such as 300ms (0s: off) or %q, got %q", HedgeP95, h.Delay)
+		case d > 0 && firstByte > 0 && d >= firstByte:
+			v.add(p("delay"), "must be less than first_byte_timeout (%s), got %s: a hedge would never start", firstByte, d)
+		}
+	}
+	v.between(p("max"), int64(h.Max), 1, maxHedges)
+	if math.IsNaN(h.Budget) || h.Budget < 0 || h.Budget > 1 {
+		v.add(p("budget"), "must be 0–1, got %v", h.Budget)
+	}
 }

@@ -12,9 +12,11 @@ import (
 const (
 	// RetryBudgetWindow is the window requests and retries are counted over.
 	RetryBudgetWindow = 10 * time.Second
-	// MinRetriesPerSecond is the floor of the budget: this many retries per
-	// second are allowed whatever the request rate.
+	// MinRetriesPerSecond is the floor of the retry budget: this many
+	// retries per second are allowed whatever the request rate.
 	MinRetriesPerSecond = 3
+	// MinHedgesPerSecond is the floor of the hedge budget (DESIGN.md §10).
+	MinHedgesPerSecond = 1
 	// budgetBuckets divides RetryBudgetWindow: 100 buckets of 100 ms.
 	budgetBuckets = 100
 )
@@ -25,9 +27,11 @@ const (
 // request rate, at least 3/s"). Over the last RetryBudgetWindow, a retry is
 // allowed while the retries, itself included, stay within
 // max(ratio × requests, MinRetriesPerSecond × 10 s). Windows are sliding,
-// in 100 ms buckets.
+// in 100 ms buckets. The same budget, with its own ratio and a floor of
+// MinHedgesPerSecond, caps hedged attempts (NewHedgeBudget).
 type RetryBudget struct {
-	clk clock.Clock
+	clk   clock.Clock
+	floor float64 // extra attempts per second allowed whatever the rate
 
 	mu      sync.Mutex // guards ratio, reqs and retries
 	ratio   float64
@@ -39,8 +43,18 @@ type RetryBudget struct {
 // 0.2) of the requests; a ratio that is negative or not a number counts as
 // 0, leaving only the floor.
 func NewRetryBudget(clk clock.Clock, ratio float64) *RetryBudget {
+	return newBudget(clk, ratio, MinRetriesPerSecond)
+}
+
+// NewHedgeBudget returns a budget allowing hedges up to ratio of the
+// requests, at least MinHedgesPerSecond (hedge.budget).
+func NewHedgeBudget(clk clock.Clock, ratio float64) *RetryBudget {
+	return newBudget(clk, ratio, MinHedgesPerSecond)
+}
+
+func newBudget(clk clock.Clock, ratio, floor float64) *RetryBudget {
 	width := RetryBudgetWindow / budgetBuckets
-	return &RetryBudget{clk: clk, ratio: sanitizeRatio(ratio), reqs: newWindow(budgetBuckets, width), retries: newWindow(budgetBuckets, width)}
+	return &RetryBudget{clk: clk, floor: floor, ratio: sanitizeRatio(ratio), reqs: newWindow(budgetBuckets, width), retries: newWindow(budgetBuckets, width)}
 }
 
 // SetRatio changes the budget's ratio (a reload), keeping its counts.
@@ -73,7 +87,7 @@ func (b *RetryBudget) TryRetry() bool {
 	defer b.mu.Unlock()
 	b.reqs.advance(now)
 	e := b.retries.advance(now)
-	allowed := max(b.ratio*float64(b.reqs.total), MinRetriesPerSecond*RetryBudgetWindow.Seconds())
+	allowed := max(b.ratio*float64(b.reqs.total), b.floor*RetryBudgetWindow.Seconds())
 	if float64(b.retries.total+1) > allowed {
 		return false
 	}

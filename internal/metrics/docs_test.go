@@ -14,6 +14,8 @@ func recordAll(m *Metrics) {
 	m.Request("openai-main", "gpt-4o", 200, true, time.Second)
 	m.Attempt("openai-main", OutcomeSuccess)
 	m.Retry("gpt-4o")
+	m.Hedge("gpt-4o", HedgeWon)
+	m.ClientDisconnect()
 	m.UpstreamError("openai-main", ErrorTimeout)
 	m.RateLimited("openai-main", LimitRequests)
 	m.TTFT("openai-main", time.Second)
@@ -43,8 +45,8 @@ func families(t *testing.T) map[string]string {
 			out[f.GetName()] = strings.ToLower(f.GetType().String())
 		}
 	}
-	if len(out) != 19 {
-		t.Fatalf("got %d switchyard_ families, want 19: %v", len(out), out)
+	if len(out) != 21 {
+		t.Fatalf("got %d switchyard_ families, want 21: %v", len(out), out)
 	}
 	return out
 }

@@ -52,6 +52,8 @@ type Metrics struct {
 	spend       *prometheus.CounterVec
 	selections  *prometheus.CounterVec
 	affinity    [len(affinityResults)]prometheus.Counter
+	hedges      *prometheus.CounterVec
+	disconnects prometheus.Counter
 
 	// Children caches, keyed by the label values in the vector's order.
 	requestsC    *children[[4]string, prometheus.Counter]  // upstream, model, code_class, stream
@@ -64,6 +66,7 @@ type Metrics struct {
 	tokensC      *children[[2]string, tokenPair]           // upstream, model
 	spendC       *children[[2]string, prometheus.Counter]  // upstream, key
 	selectionsC  *children[[2]string, prometheus.Counter]  // route, upstream
+	hedgesC      *children[[2]string, prometheus.Counter]  // route, result
 }
 
 // tokenPair holds the input and output children of one upstream and model.
@@ -158,6 +161,12 @@ func New(upstreams, models func() []string, opts ...Option) *Metrics {
 	m.selections = counter("switchyard_selections_total",
 		"Routing decisions, by route and the upstream placed first.",
 		"route", "upstream")
+	m.hedges = counter("switchyard_hedges_total",
+		"Hedges (attempts raced alongside a slow one), by route and result: won, lost, skipped_budget (hedge.budget spent) or skipped_limits (no candidate with a free slot and room in its limits).",
+		"route", "result")
+	m.disconnects = prometheus.NewCounter(prometheus.CounterOpts{Name: "switchyard_client_disconnects_total",
+		Help: "Client requests whose client disconnected before the answer was complete (logged as 499); their upstream attempts are cancelled."})
+	m.reg.MustRegister(m.disconnects)
 	aff := counter("switchyard_affinity_total",
 		"Session affinity lookups, by result.",
 		"result")
@@ -172,6 +181,7 @@ func New(upstreams, models func() []string, opts ...Option) *Metrics {
 	m.durationC = newChildren(func(k [2]string) prometheus.Observer { return m.duration.WithLabelValues(k[:]...) })
 	m.attemptsC = newChildren(func(k [2]string) prometheus.Counter { return m.attempts.WithLabelValues(k[:]...) })
 	m.retriesC = newChildren(func(k [1]string) prometheus.Counter { return m.retries.WithLabelValues(k[:]...) })
+	m.hedgesC = newChildren(func(k [2]string) prometheus.Counter { return m.hedges.WithLabelValues(k[:]...) })
 	m.upErrorsC = newChildren(func(k [2]string) prometheus.Counter { return m.upErrors.WithLabelValues(k[:]...) })
 	m.rateLimitedC = newChildren(func(k [2]string) prometheus.Counter { return m.rateLimited.WithLabelValues(k[:]...) })
 	m.ttftC = newChildren(func(k [1]string) prometheus.Observer { return m.ttft.WithLabelValues(k[:]...) })
@@ -224,7 +234,7 @@ func (m *Metrics) Refresh() {
 	m.deleteSeries("upstream", old.upstreams.dropped(next.upstreams),
 		m.requests, m.duration, m.attempts, m.upErrors, m.rateLimited, m.ttft, m.tokens, m.spend, m.selections)
 	m.deleteSeries("model", old.models.dropped(next.models), m.requests, m.tokens)
-	m.deleteSeries("route", old.routes.dropped(next.routes), m.retries, m.selections)
+	m.deleteSeries("route", old.routes.dropped(next.routes), m.retries, m.selections, m.hedges)
 	if old.keys != nil && next.keys != nil {
 		m.deleteSeries("key", old.keys.dropped(next.keys), m.spend)
 	}
@@ -252,6 +262,7 @@ func (m *Metrics) resetCaches() {
 	m.durationC.reset()
 	m.attemptsC.reset()
 	m.retriesC.reset()
+	m.hedgesC.reset()
 	m.upErrorsC.reset()
 	m.rateLimitedC.reset()
 	m.ttftC.reset()

@@ -29,6 +29,22 @@ func (m *Metrics) Retry(route string) {
 	m.retriesC.get([1]string{m.route(route)}).Inc()
 }
 
+// Hedge results of switchyard_hedges_total.
+const (
+	HedgeWon           = "won"
+	HedgeLost          = "lost"
+	HedgeSkippedBudget = "skipped_budget"
+	HedgeSkippedLimits = "skipped_limits"
+)
+
+// Hedge records one hedge of route by result: one of the Hedge constants.
+func (m *Metrics) Hedge(route, result string) {
+	m.hedgesC.get([2]string{m.route(route), result}).Inc()
+}
+
+// ClientDisconnect records one client request whose client went away.
+func (m *Metrics) ClientDisconnect() { m.disconnects.Inc() }
+
 // UpstreamError records one failure of upstream by class: one of the Error
 // constants; anything else is recorded as "other".
 func (m *Metrics) UpstreamError(upstream, class string) {

@@ -72,7 +72,10 @@ func (x *exchange) done(up *upstream, lease state.Lease, res outcome.Outcome, bi
 		if ttft := cmp.Or(res.TTFT, res.Headers); ttft > 0 {
 			o.Metrics.TTFT(name, ttft)
 		}
-		in, out := res.InputTokens, res.OutputTokens
+	}
+	// Tokens are billed whenever the upstream reported them: a success, a
+	// stream its client left, a hedge that lost after its first event.
+	if in, out := res.InputTokens, res.OutputTokens; in > 0 || out > 0 {
 		o.Metrics.Tokens(name, x.model, in, out)
 		if cost := limits.Cost(in, out, up.cfg.Price); cost > 0 {
 			o.Spend.Add(limits.ScopeUpstream, name, cost)

@@ -53,6 +53,17 @@ type wireState struct {
 	pending []codec.Chunk
 }
 
+// tokensSoFar is the usage an uncommitted stream's first event reported
+// (a translated one's decoded chunks); 0 for a whole answer, which is
+// read but never relayed.
+func (st *started) tokensSoFar() (in, out int64) {
+	var s codec.StreamState
+	for i := range st.pending {
+		noteUsage(&s, &st.pending[i])
+	}
+	return s.In, s.Out
+}
+
 // close ends the attempt's context and timer and closes its body.
 func (st *started) close() {
 	st.firstByte.Stop()
@@ -157,7 +168,6 @@ func (x *exchange) answerFailure(st *started) outcome.Outcome {
 		return outcome.Outcome{Class: outcome.Success}
 	case outcome.RateLimited:
 		cd := x.s.opts.State.RateLimited(up.cfg.Name, resp.Header, errBody, o.Cooldown)
-		x.tally.noteRetry(cd.Wait)
 		x.s.opts.Metrics.RateLimited(up.cfg.Name, limitLabel(cd.LimitType))
 		o.Detail, o.Cooldown, o.LimitType = "rate limited (429)", cd.Wait, cd.LimitType
 	case outcome.AuthError:
@@ -177,6 +187,9 @@ func (x *exchange) readWhole(actx context.Context, st *started) outcome.Outcome 
 	if err != nil {
 		if x.r.Context().Err() != nil {
 			return outcome.Of(outcome.Canceled, "client canceled")
+		}
+		if hedgeLost(actx) {
+			return outcome.Of(outcome.Canceled, "hedge lost")
 		}
 		if actx.Err() != nil {
 			err = context.Cause(actx)
@@ -228,6 +241,8 @@ func (x *exchange) transportFailure(actx context.Context, err error) outcome.Out
 		return outcome.Of(outcome.Canceled, "client canceled")
 	}
 	switch cause := context.Cause(actx); {
+	case errors.Is(cause, errHedgeLost):
+		return outcome.Of(outcome.Canceled, "hedge lost")
 	case errors.Is(cause, errFirstByteTimeout):
 		return outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorFirstByteTimeout, Detail: "first byte timeout"}
 	case errors.Is(cause, errRequestTimeout):
@@ -240,6 +255,9 @@ func (x *exchange) transportFailure(actx context.Context, err error) outcome.Out
 func (x *exchange) streamFailure(actx context.Context, err error, what string) outcome.Outcome {
 	if x.r.Context().Err() != nil {
 		return outcome.Of(outcome.Canceled, "client canceled")
+	}
+	if hedgeLost(actx) {
+		return outcome.Of(outcome.Canceled, "hedge lost")
 	}
 	if actx.Err() != nil {
 		err = context.Cause(actx) // first-byte or idle timeout, or the request deadline

@@ -58,6 +58,8 @@ type route struct {
 	cfg        config.Route
 	bal        *balancer.Balancer
 	budget     *limits.RetryBudget // routes[].retry_budget
+	hedges     *limits.RetryBudget // routes[].hedge.budget
+	hedge      hedgePolicy
 	affinity   affinity.Policy
 	affinityOn bool
 }
@@ -160,9 +162,11 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 				return nil, fmt.Errorf("building balancer for route %q: %w", r.Model, err)
 			}
 		}
-		rt := &route{cfg: r, bal: b, budget: in.Previous.budget(r)}
+		rt := &route{cfg: r, bal: b, hedge: newHedgePolicy(r.Hedge)}
+		rt.budget, rt.hedges = in.Previous.budgets(r)
 		if rt.budget == nil {
 			rt.budget = limits.NewRetryBudget(in.Clock, r.RetryBudget)
+			rt.hedges = limits.NewHedgeBudget(in.Clock, r.Hedge.Budget)
 		}
 		rt.affinity, rt.affinityOn = affinity.PolicyFor(in.Affinity, r.Affinity)
 		return rt, nil
@@ -322,14 +326,15 @@ func (c *Catalog) balancer(r config.Route) *balancer.Balancer {
 	return nil
 }
 
-// budget returns the retry budget of c's route for r's pattern, with r's
-// ratio, so that a reload keeps what the budget has counted.
-func (c *Catalog) budget(r config.Route) *limits.RetryBudget {
+// budgets returns the retry and hedge budgets of c's route for r's
+// pattern, with r's ratios, so that a reload keeps what they have counted.
+func (c *Catalog) budgets(r config.Route) (retries, hedges *limits.RetryBudget) {
 	if old := c.sameRoute(r); old != nil {
 		old.budget.SetRatio(r.RetryBudget)
-		return old.budget
+		old.hedges.SetRatio(r.Hedge.Budget)
+		return old.budget, old.hedges
 	}
-	return nil
+	return nil, nil
 }
 
 // sameRoute returns c's route with r's pattern (the fallback for "*"), or nil.

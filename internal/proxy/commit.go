@@ -132,6 +132,9 @@ func (x *exchange) setGatewayHeaders(st *started) {
 	if st.wire != nil {
 		h.Set("X-Switchyard-Translated", x.log.Translated)
 	}
+	if x.raced > 1 {
+		h["X-Switchyard-Hedged"] = attemptsValue(x.raced)
+	}
 }
 
 // attemptsValues are the X-Switchyard-Attempts values of the usual attempt

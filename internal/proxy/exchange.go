@@ -42,6 +42,7 @@ type exchange struct {
 	tally   tally
 	tr      translation
 	log     store.RequestLog
+	raced   int // attempts raced for the answer, when hedged (X-Switchyard-Hedged)
 }
 
 // serveProxy handles one proxied client request end to end.
@@ -99,6 +100,9 @@ func (x *exchange) run() error {
 		x.session.id, x.session.source = affinity.Extract(x.codec.Family(), x.r.Header, x.body)
 	}
 	rt.budget.Request()
+	if rt.hedge.on() {
+		rt.hedges.Request()
+	}
 	ctx, cancel := context.WithCancelCause(x.r.Context())
 	defer cancel(nil)
 	deadline := x.s.opts.Clock.AfterFunc(rt.cfg.Timeout, func() { cancel(errRequestTimeout) })

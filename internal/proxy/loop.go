@@ -14,6 +14,7 @@ import (
 	"switchyard/internal/clock"
 	"switchyard/internal/limits"
 	"switchyard/internal/outcome"
+	"switchyard/internal/state"
 )
 
 // sessionRef is a request's session and, on the route being tried, its
@@ -151,49 +152,115 @@ func (x *exchange) pin(ctx context.Context, req *balancer.Request, rt *route) {
 }
 
 // runPlan attempts the plan's upstreams in order, then waits for a slot on
-// its waitable ones. It reports whether a response was written.
+// its waitable ones; on a hedged route it races slow attempts (race). It
+// reports whether a response was written.
 func (x *exchange) runPlan(ctx context.Context, plan balancer.Plan, rt *route, model string, body []byte) bool {
-	waits := plan.Waitable // grows when an upstream with a queue fills up after planning
-	for i := 0; i < len(plan.Order)+len(waits) && ctx.Err() == nil; i++ {
-		name, waitable := "", i >= len(plan.Order)
-		if waitable {
-			name = waits[i-len(plan.Order)]
-		} else {
-			name = plan.Order[i]
+	c := &cursor{order: plan.Order, waits: plan.Waitable}
+	if rt.hedge.on() {
+		return x.race(ctx, c, &plan, rt, model, body)
+	}
+	for {
+		up, lease := x.claim(ctx, c, rt, false)
+		if up == nil {
+			return false
 		}
-		if x.tally.attempts > 0 {
+		o, committed := x.attempt(ctx, up, rt, model, body)
+		if x.settle(up, lease, o, committed, &plan) {
+			return true
+		}
+	}
+}
+
+// cursor walks a plan's candidates: its order, then its waitable ones
+// (which grow when an upstream fills up after planning).
+type cursor struct {
+	order, waits []string
+	i            int
+}
+
+// next returns the next candidate and whether it may be waited for.
+func (c *cursor) next() (name string, waitable, ok bool) {
+	i := c.i
+	if i >= len(c.order)+len(c.waits) {
+		return "", false, false
+	}
+	c.i++
+	if i < len(c.order) {
+		return c.order[i], false, true
+	}
+	return c.waits[i-len(c.order)], true, true
+}
+
+// atWaitable reports whether the candidates left are waitable ones only.
+func (c *cursor) atWaitable() bool { return c.i >= len(c.order) }
+
+// requeue queues name for after the rest of the plan, as if planned waitable.
+func (c *cursor) requeue(name string) { c.waits = append(c.waits[:len(c.waits):len(c.waits)], name) }
+
+// claim admits the plan's next candidate that will take an attempt, noting
+// why each one before it was skipped; nil when none is left, the retry
+// budget is spent or ctx ended. A hedge takes only a candidate with a free
+// slot and room in its limits now, never a waitable one, and spends no
+// retry budget (it has its own).
+func (x *exchange) claim(ctx context.Context, c *cursor, rt *route, hedge bool) (*upstream, state.Lease) {
+	for ctx.Err() == nil && !(hedge && c.atWaitable()) {
+		name, waitable, ok := c.next()
+		if !ok {
+			return nil, nil
+		}
+		if !hedge && x.tally.attempts > 0 {
 			if !rt.budget.TryRetry() {
 				x.tally.failures = append(x.tally.failures, failure{detail: "retry budget exhausted"})
-				return false
+				return nil, nil
 			}
 			x.s.opts.Metrics.Retry(rt.cfg.Model)
 		}
 		up := x.cat.byName[name]
 		lease, skip := x.admit(ctx, up, waitable)
-		if skip.full && up.cfg.Queue.Enabled {
+		if skip.full && up.cfg.Queue.Enabled && !hedge {
 			// Its last slot went to a concurrent request since planning:
-			// queue for it after the rest of the order, as if planned waitable.
-			waits = append(waits[:len(waits):len(waits)], name)
+			// queue for it after the rest of the order.
+			c.requeue(name)
 			continue
 		}
 		if lease == nil {
 			x.tally.failures = append(x.tally.failures, failure{upstream: name, detail: skip.reason, class: outcome.Canceled})
 			continue
 		}
-		o, committed := x.attempt(ctx, up, rt, model, body)
-		// A success (re)binds the session.
-		bind := o.Class == outcome.Success && x.session.key.Session != "" && rebinds(plan.Decision.Affinity, name)
-		x.done(up, lease, o, bind)
-		if o.Class == outcome.Canceled {
-			x.log.Status, x.log.ErrorClass = 499, "client_canceled"
-			return true
-		}
-		if committed {
-			return true
-		}
-		x.tally.failures = append(x.tally.failures, failure{upstream: name, detail: o.Detail, class: o.Class})
+		return up, lease
 	}
+	return nil, nil
+}
+
+// settle ends an attempt's lease with its outcome and reports whether the
+// request is over: the attempt was committed, or the client has gone.
+// Otherwise the failure is noted for the final error and the loop goes on.
+func (x *exchange) settle(up *upstream, lease state.Lease, o outcome.Outcome, committed bool, plan *balancer.Plan) bool {
+	name := up.cfg.Name
+	// A success (re)binds the session.
+	bind := o.Class == outcome.Success && x.session.key.Session != "" && rebinds(plan.Decision.Affinity, name)
+	x.done(up, lease, o, bind)
+	if o.Class == outcome.Canceled && x.r.Context().Err() != nil {
+		x.clientGone()
+		return true
+	}
+	if committed {
+		return true
+	}
+	if o.Class == outcome.RateLimited {
+		x.tally.noteRetry(o.Cooldown)
+	}
+	x.tally.failures = append(x.tally.failures, failure{upstream: name, detail: o.Detail, class: o.Class})
 	return false
+}
+
+// clientGone records a request whose client disconnected: 499, whatever
+// the attempt that saw it was doing (DESIGN.md §3).
+func (x *exchange) clientGone() {
+	if x.log.Status != 499 {
+		x.log.Status, x.log.ErrorClass = 499, "client_canceled"
+		x.s.opts.Metrics.ClientDisconnect()
+	}
 }
 
 // attempt runs one attempt on up in its two halves: start sends it and
@@ -231,7 +298,7 @@ func rebinds(a balancer.AffinityRecord, name string) bool {
 func (x *exchange) exhausted() error {
 	t := &x.tally
 	if x.r.Context().Err() != nil {
-		x.log.Status, x.log.ErrorClass = 499, "client_canceled"
+		x.clientGone()
 		return nil
 	}
 	if t.attempts == 0 && t.queueErr != nil {

@@ -41,6 +41,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Transport sends upstream requests. Default: a tuned http.Transport.
 	Transport http.RoundTripper
+	// Go runs f on a goroutine of its own: each attempt a hedged request
+	// races (DESIGN.md §10). Default: the go statement; the simulator
+	// runs f as a task of its scheduler.
+	Go func(f func())
 	// State is the live routing state (breakers, limits, slots, statistics,
 	// key windows) whichever state.driver runs. Default: a new in-process one.
 	State state.Driver
@@ -92,6 +96,9 @@ func New(opts Options, cat *Catalog) *Server {
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New(func() []string { return nil }, func() []string { return nil })
+	}
+	if opts.Go == nil {
+		opts.Go = func(f func()) { go f() }
 	}
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = 64 << 20

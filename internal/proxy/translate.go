@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"switchyard/internal/balancer"
 	"switchyard/internal/codec"
@@ -21,10 +22,10 @@ type translation struct {
 	// client is the client's protocol as a Translator; nil when it does not
 	// translate (completions, embeddings, count_tokens) or the route says
 	// translate: false.
-	client  codec.Translator
-	decoded bool
-	req     *codec.Request
-	err     error // why the request could not be decoded
+	client codec.Translator
+	once   sync.Once // decodes req: the attempts of a hedged request race to it
+	req    *codec.Request
+	err    error // why the request could not be decoded
 	// incompatible is the first feature that filtered every candidate of a
 	// plan, for the 400 when nothing else was left.
 	incompatible string
@@ -32,8 +33,7 @@ type translation struct {
 
 // canonical decodes the client's request once.
 func (t *translation) canonical(body []byte, model string, stream bool) (*codec.Request, error) {
-	if !t.decoded {
-		t.decoded = true
+	t.once.Do(func() {
 		t.req, t.err = t.client.DecodeRequest(body)
 		if t.req != nil {
 			if t.req.Model == "" {
@@ -41,7 +41,7 @@ func (t *translation) canonical(body []byte, model string, stream bool) (*codec.
 			}
 			t.req.Stream = stream
 		}
-	}
+	})
 	return t.req, t.err
 }
 
@@ -209,7 +209,6 @@ func (x *exchange) firstEventError(st *started, e *codec.Error) outcome.Outcome 
 	}
 	name := st.up.cfg.Name
 	cd := x.s.opts.State.RateLimited(name, st.resp.Header, nil, 0)
-	x.tally.noteRetry(cd.Wait)
 	x.s.opts.Metrics.RateLimited(name, limitLabel(cd.LimitType))
 	return outcome.Outcome{Class: outcome.RateLimited, Status: http.StatusTooManyRequests, Detail: detail,
 		Cooldown: cd.Wait, LimitType: cd.LimitType}

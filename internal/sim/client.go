@@ -153,3 +153,7 @@ func (s recordingStats) Observe(upstream string, o outcome.Outcome, now time.Tim
 
 // decision counts each plan's affinity result.
 func (r *run) decision(d *balancer.Decision) { r.rec.plan(d.Affinity.Result) }
+
+// goTask runs f, an attempt a hedged request races, as a task of the
+// scheduler serving the running task's request.
+func (r *run) goTask(f func()) { r.sched.spawn(r.sched.current(), f) }

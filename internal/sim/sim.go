@@ -126,7 +126,7 @@ func newRun(cfg *config.Config, sc *Scenario, seed uint64) (*run, error) {
 	}
 	sessions := affinity.NewTable(cfg.Affinity.MaxEntries, sch)
 	r.srv = proxy.New(proxy.Options{
-		Clock: sch, Transport: transport{r},
+		Clock: sch, Transport: transport{r}, Go: r.goTask,
 		State: state.NewLocal(state.LocalOptions{
 			Clock: sch, Breakers: r.breakers, Slots: limits.NewSlotsWithClock(sch),
 			Stats: recordingStats{Memory: state.NewMemory(state.DefaultWindow), r: r}, Limiter: limiter,

@@ -1,6 +1,8 @@
 package state
 
 import (
+	"cmp"
+	"slices"
 	"switchyard/internal/outcome"
 	"sync"
 	"time"
@@ -30,6 +32,50 @@ type upstreamStats struct {
 	tps      float64
 	failures int
 	lastFail time.Time
+	fb       firstBytes
+}
+
+// First-byte percentile sampling.
+const (
+	// firstByteSamples is how many recent first-byte times the p95 is over.
+	firstByteSamples = 128
+	// MinFirstByteSamples is how many it needs before it says anything.
+	MinFirstByteSamples = 20
+	// firstByteRefresh is how many new samples make the p95 be recomputed.
+	firstByteRefresh = 16
+)
+
+// firstBytes holds an upstream's recent first-byte times (ms) in a ring and
+// their p95, recomputed once firstByteRefresh new ones have come in, so
+// that reading it costs nothing on most requests.
+type firstBytes struct {
+	ring  [firstByteSamples]float64
+	n     int // samples held, ≤ firstByteSamples
+	next  int // where the next one goes
+	fresh int // samples since p95 was computed
+	p95   float64
+}
+
+func (f *firstBytes) add(ms float64) {
+	f.ring[f.next] = ms
+	f.next = (f.next + 1) % firstByteSamples
+	f.n = min(f.n+1, firstByteSamples)
+	f.fresh++
+}
+
+// percentile95 returns the p95 of the samples, 0 with too few.
+func (f *firstBytes) percentile95() float64 {
+	if f.n < MinFirstByteSamples {
+		return 0
+	}
+	if f.p95 == 0 || f.fresh >= firstByteRefresh {
+		var sorted [firstByteSamples]float64
+		s := sorted[:f.n]
+		copy(s, f.ring[:f.n])
+		slices.Sort(s)
+		f.p95, f.fresh = s[(len(s)*95+99)/100-1], 0
+	}
+	return f.p95
 }
 
 // NewMemory returns in-process statistics with a sliding window of the
@@ -88,6 +134,9 @@ func (m *Memory) Observe(upstream string, r outcome.Outcome, now time.Time) {
 	if r.TTFT > 0 {
 		s.ttft = ewma(s.ttft, ms(r.TTFT))
 	}
+	if fb := cmp.Or(r.TTFT, r.Latency); fb > 0 && r.Class == outcome.Success {
+		s.fb.add(ms(fb))
+	}
 	if r.TPS > 0 {
 		s.tps = ewma(s.tps, r.TPS)
 	}
@@ -112,7 +161,7 @@ func (m *Memory) Snapshot(upstream string, now time.Time) Snapshot {
 	}
 	return Snapshot{
 		WindowRequests: n, LatencyEWMA: s.latency, TTFTEWMA: s.ttft, TPSEWMA: s.tps,
-		ConsecutiveFailures: s.failures, LastFailure: s.lastFail,
+		ConsecutiveFailures: s.failures, LastFailure: s.lastFail, FirstByteP95: s.fb.percentile95(),
 	}
 }
 

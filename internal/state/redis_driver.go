@@ -106,7 +106,9 @@ func mergeShared(v *UpstreamView, sv View, now time.Time) {
 		b.Until = sv.BreakerUntil
 	}
 	v.Breaker = b
+	p95 := v.Stats.FirstByteP95 // this instance's own: Redis keeps no percentiles
 	v.Stats = sv.Stats
+	v.Stats.FirstByteP95 = p95
 	v.InFlight, v.QueueDepth = max(v.InFlight, sv.InFlight), max(v.QueueDepth, int(sv.QueueDepth))
 	lv := &v.Limits
 	lv.RPMUsed, lv.TPMUsed = max(lv.RPMUsed, sv.RPMUsed), max(lv.TPMUsed, sv.TPMUsed)

@@ -34,6 +34,11 @@ type Snapshot struct {
 	ConsecutiveFailures int
 	// LastFailure is when the streak last grew; zero if never.
 	LastFailure time.Time
+	// FirstByteP95 is the 95th percentile, in milliseconds, of the recent
+	// successful attempts' first-byte times (a stream's first event, a
+	// whole answer's body), this instance's own; 0 until there are
+	// MinFirstByteSamples. A hedge delay of p95 (DESIGN.md §10) reads it.
+	FirstByteP95 float64
 }
 
 // Stats records and reports live per-upstream statistics. Implementations
