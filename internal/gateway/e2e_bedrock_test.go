@@ -38,14 +38,7 @@ const (
 // with bedrockKeyID and bedrockSecret.
 func startBedrockMock(t testing.TB, name string, b mock.Behavior) (*mock.Server, string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	srv, url, err := mock.Start(ctx, "127.0.0.1:0", mock.Options{Name: name, Behavior: b, Seed: 42,
-		AWSAccessKeyID: bedrockKeyID, AWSSecretAccessKey: bedrockSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv, url
+	return startMockWith(t, mock.Options{Name: name, Behavior: b, AWSAccessKeyID: bedrockKeyID, AWSSecretAccessKey: bedrockSecret})
 }
 
 // bedrockUpstreamAt is a bedrock upstream on a mock, signing with secret.

@@ -203,9 +203,17 @@ func (e *env) genAI(t testing.TB, key string, hc *http.Client) *genai.Client {
 // startMock starts a mock upstream on loopback; it stops at the end of the test.
 func startMock(t testing.TB, name string, b mock.Behavior) (*mock.Server, string) {
 	t.Helper()
+	return startMockWith(t, mock.Options{Name: name, Behavior: b})
+}
+
+// startMockWith starts a mock upstream with opts (seeded with 42) on
+// loopback; it stops at the end of the test.
+func startMockWith(t testing.TB, opts mock.Options) (*mock.Server, string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	srv, url, err := mock.Start(ctx, "127.0.0.1:0", mock.Options{Name: name, Behavior: b, Seed: 42})
+	opts.Seed = 42
+	srv, url, err := mock.Start(ctx, "127.0.0.1:0", opts)
 	if err != nil {
 		t.Fatal(err)
 	}

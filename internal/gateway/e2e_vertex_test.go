@@ -52,17 +52,11 @@ var vertexAccount = sync.OnceValue(func() *mock.ServiceAccount {
 // (unless opts names another account).
 func startVertexMock(t *testing.T, name string, opts mock.Options) (*mock.Server, string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	opts.Name, opts.Seed = name, 42
+	opts.Name = name
 	if opts.ServiceAccount == nil {
 		opts.ServiceAccount = vertexAccount()
 	}
-	srv, url, err := mock.Start(ctx, "127.0.0.1:0", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv, url
+	return startMockWith(t, opts)
 }
 
 // vertexUpstream is a vertex upstream at a mock, serving the Claude and
@@ -111,12 +105,12 @@ func (e *env) geminiClient(t *testing.T, key string) *genai.Client {
 type served struct {
 	text    string
 	in, out int64
-	header  http.Header // nil for streams
+	header  http.Header
 }
 
 // vertexAsk sends "Hello" for model through the client of protocol proto
 // ("openai", "anthropic", "gemini"), plain or streamed, and returns the
-// answer; it fails the test on any error.
+// answer and its headers; it fails the test on any error.
 func vertexAsk(t *testing.T, e *env, proto, model string, stream bool) served {
 	t.Helper()
 	ctx := context.Background()
@@ -134,7 +128,8 @@ func vertexAsk(t *testing.T, e *env, proto, model string, stream bool) served {
 			return served{got.Choices[0].Message.Content, got.Usage.PromptTokens, got.Usage.CompletionTokens, raw.Header}
 		}
 		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-		st := client.Chat.Completions.NewStreaming(ctx, params)
+		var raw *http.Response
+		st := client.Chat.Completions.NewStreaming(ctx, params, option.WithResponseInto(&raw))
 		for st.Next() {
 			c := st.Current()
 			if len(c.Choices) > 0 {
@@ -147,6 +142,7 @@ func vertexAsk(t *testing.T, e *env, proto, model string, stream bool) served {
 		if err := st.Err(); err != nil {
 			t.Fatal(err)
 		}
+		s.header = raw.Header
 	case "anthropic":
 		client := e.anthropic(testKey)
 		params := anthropic.MessageNewParams{Model: anthropic.Model(model), MaxTokens: 64,
@@ -159,7 +155,8 @@ func vertexAsk(t *testing.T, e *env, proto, model string, stream bool) served {
 			}
 			return served{msg.Content[0].Text, msg.Usage.InputTokens, msg.Usage.OutputTokens, raw.Header}
 		}
-		st := client.Messages.NewStreaming(ctx, params)
+		var raw *http.Response
+		st := client.Messages.NewStreaming(ctx, params, aoption.WithResponseInto(&raw))
 		var msg anthropic.Message
 		for st.Next() {
 			if err := msg.Accumulate(st.Current()); err != nil {
@@ -172,7 +169,7 @@ func vertexAsk(t *testing.T, e *env, proto, model string, stream bool) served {
 		if len(msg.Content) > 0 {
 			s.text = msg.Content[0].Text
 		}
-		s.in, s.out = msg.Usage.InputTokens, msg.Usage.OutputTokens
+		s.in, s.out, s.header = msg.Usage.InputTokens, msg.Usage.OutputTokens, raw.Header
 	case "gemini":
 		client := e.geminiClient(t, testKey)
 		contents := []*genai.Content{genai.NewContentFromText("Hello", genai.RoleUser)}
@@ -188,6 +185,9 @@ func vertexAsk(t *testing.T, e *env, proto, model string, stream bool) served {
 				t.Fatal(err)
 			}
 			s.text += chunk.Text()
+			if r := chunk.SDKHTTPResponse; r != nil {
+				s.header = r.Headers
+			}
 			if u := chunk.UsageMetadata; u != nil && u.CandidatesTokenCount > 0 {
 				s.in, s.out = int64(u.PromptTokenCount), int64(u.CandidatesTokenCount)
 			}

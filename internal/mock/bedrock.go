@@ -72,7 +72,7 @@ func bedrockStreamException(typ string) sseEvent {
 		"internalServerException":     serverErrorMessage(protoBedrock),
 		"validationException":         "The model returned the following errors: input is too long for requested model.",
 	}[typ]
-	return sseEvent{name: typ, data: appendJSONString([]byte(`{"message":`), msg), exception: true}
+	return sseEvent{name: typ, data: append(appendJSONString([]byte(`{"message":`), msg), '}'), exception: true}
 }
 
 // frameEncoder writes events as AWS event-stream frames.

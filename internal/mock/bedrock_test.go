@@ -417,7 +417,8 @@ func TestBedrockStreamException(t *testing.T) {
 				}
 				return
 			}
-			if len(frames) != tt.events+1 || !last.exception || last.name != tt.b.StreamException || !gjson.Get(last.data, "message").Exists() {
+			if len(frames) != tt.events+1 || !last.exception || last.name != tt.b.StreamException ||
+				!gjson.Valid(last.data) || !gjson.Get(last.data, "message").Exists() {
 				t.Errorf("%d frames, last %+v", len(frames), last)
 			}
 		})

@@ -44,8 +44,16 @@ type Behavior struct {
 	// with the protocol's error body. Draws come from the seeded RNG.
 	ErrorRate float64 `json:"error_rate"`
 	// ForceStatus, when not 0, makes every API request answer this status
-	// (400–599) with the protocol's error body; 429 adds Retry-After: 1.
+	// (400–599) with the protocol's error body; 429 adds Retry-After: 1
+	// (Google's RetryInfo of "1s"; Bedrock names no wait).
 	ForceStatus int `json:"force_status"`
+	// NoRetryAfter makes a 429 (ForceStatus, RPM, TPM) name no wait: no
+	// Retry-After header (OpenAI, Anthropic) and no RetryInfo among a
+	// Google error's details (Gemini, Vertex: the QuotaFailure and Help
+	// stay), as Vertex's shared-quota 429s answer. The rate-limit headers
+	// of OpenAI and Anthropic are still sent. Bedrock never names a wait.
+	// Default false.
+	NoRetryAfter bool `json:"no_retry_after"`
 	// RPM is the mock's own requests-per-minute limit over a 60 s sliding
 	// window; 0 (the default) means none. Exceeding it answers 429.
 	RPM int `json:"rpm"`

@@ -29,6 +29,7 @@ func TestForceStatus(t *testing.T) {
 		errPath    string
 		errType    string
 		retryAfter string
+		quiet      bool // Behavior.NoRetryAfter
 	}{
 		{name: "openai 500", status: 500, method: "POST", path: "/v1/chat/completions", body: chatBody, errPath: "error.type", errType: "server_error"},
 		{name: "openai 503", status: 503, method: "POST", path: "/v1/chat/completions", body: chatBody, errPath: "error.type", errType: "server_error"},
@@ -38,13 +39,15 @@ func TestForceStatus(t *testing.T) {
 		{name: "models 500", status: 500, method: "GET", path: "/v1/models", errPath: "error.type", errType: "server_error"},
 		{name: "anthropic 529", status: 529, method: "POST", path: "/v1/messages", body: messagesBody, errPath: "error.type", errType: "overloaded_error"},
 		{name: "anthropic 429", status: 429, method: "POST", path: "/v1/messages", body: messagesBody, errPath: "error.type", errType: "rate_limit_error", retryAfter: "1"},
+		{name: "openai 429 naming no wait", status: 429, method: "POST", path: "/v1/chat/completions", body: chatBody, errPath: "error.code", errType: "rate_limit_exceeded", quiet: true},
+		{name: "anthropic 429 naming no wait", status: 429, method: "POST", path: "/v1/messages", body: messagesBody, errPath: "error.type", errType: "rate_limit_error", quiet: true},
 		{name: "anthropic 401", status: 401, method: "POST", path: "/v1/messages", body: messagesBody, errPath: "error.type", errType: "authentication_error"},
 		{name: "anthropic 500", status: 500, method: "POST", path: "/v1/messages", body: messagesBody, errPath: "error.type", errType: "api_error"},
 		{name: "anthropic models 503", status: 503, method: "GET", path: "/v1/models", header: []string{"anthropic-version", "2023-06-01"}, errPath: "error.type", errType: "api_error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, url := newServed(t, Options{Name: "forced", Behavior: Behavior{ForceStatus: tt.status}})
+			s, url := newServed(t, Options{Name: "forced", Behavior: Behavior{ForceStatus: tt.status, NoRetryAfter: tt.quiet}})
 			for range 3 {
 				res := do(t, tt.method, url+tt.path, tt.body, tt.header...)
 				if res.status != tt.status {
@@ -437,7 +440,7 @@ func TestBehaviorJSON(t *testing.T) {
 	b := Behavior{
 		Latency: 250 * time.Millisecond, TTFT: 2 * time.Second, TPS: 12.5, ErrorRate: 0.1, ForceStatus: 503,
 		RPM: 60, TPM: 1000, Hang: true, DropAfterEvents: 4, CompletionTokens: 32, InvalidBody: true, TokenStatus: 500,
-		StreamException: "throttlingException", StreamExceptionAfter: 2,
+		StreamException: "throttlingException", StreamExceptionAfter: 2, NoRetryAfter: true,
 	}
 	data, err := json.Marshal(b)
 	if err != nil {
@@ -445,7 +448,7 @@ func TestBehaviorJSON(t *testing.T) {
 	}
 	want := `{"latency":"250ms","ttft":"2s","tps":12.5,"error_rate":0.1,"force_status":503,"rpm":60,"tpm":1000,` +
 		`"hang":true,"drop_after_events":4,"completion_tokens":32,"invalid_body":true,"token_status":500,` +
-		`"stream_exception":"throttlingException","stream_exception_after":2}`
+		`"stream_exception":"throttlingException","stream_exception_after":2,"no_retry_after":true}`
 	var gotMap, wantMap map[string]any
 	_ = json.Unmarshal(data, &gotMap)
 	_ = json.Unmarshal([]byte(want), &wantMap)

@@ -196,14 +196,17 @@ func (c *call) forcedError(status int) apiError {
 // Retry-After in whole seconds (OpenAI, Anthropic), or for Gemini and Vertex a
 // QuotaFailure naming the exhausted quota (kind "requests" or "tokens"),
 // a Help link and a RetryInfo with retryDelay "Ns", without the header.
-// Bedrock says nothing of when.
+// Bedrock says nothing of when, nor does anyone with Behavior.NoRetryAfter
+// (a Google error then keeps its QuotaFailure and Help).
 func (c *call) retryAfter(e *apiError, d time.Duration, kind string) {
 	secs := retryAfterSeconds(d)
 	if c.rt.proto == protoBedrock {
 		return
 	}
 	if c.errorProto(http.StatusTooManyRequests) != protoGemini {
-		c.w.Header().Set("Retry-After", secs)
+		if !c.b.NoRetryAfter {
+			c.w.Header().Set("Retry-After", secs)
+		}
 		return
 	}
 	quota := "GenerateRequestsPerMinutePerProjectPerModel"
@@ -229,7 +232,9 @@ func (c *call) retryAfter(e *apiError, d time.Duration, kind string) {
 			"quotaDimensions": obj{"location": "global", "model": c.model},
 		}}},
 		{"@type": "type.googleapis.com/google.rpc.Help", "links": []obj{help}},
-		{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": secs + "s"},
+	}
+	if !c.b.NoRetryAfter {
+		e.details = append(e.details, obj{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": secs + "s"})
 	}
 }
 

@@ -125,6 +125,7 @@ func TestGeminiFaults(t *testing.T) {
 		retry    string // RetryInfo.retryDelay, "" = none
 	}{
 		{"forced 429", Behavior{ForceStatus: 429}, 429, "RESOURCE_EXHAUSTED", geminiQuotaMessage, "1s"},
+		{"forced 429 naming no wait", Behavior{ForceStatus: 429, NoRetryAfter: true}, 429, "RESOURCE_EXHAUSTED", geminiQuotaMessage, ""},
 		{"forced 503", Behavior{ForceStatus: 503}, 503, "UNAVAILABLE", "The model is overloaded. Please try again later.", ""},
 		{"forced 500", Behavior{ForceStatus: 500}, 500, "INTERNAL", serverErrorMessage(protoGemini), ""},
 		{"forced 504", Behavior{ForceStatus: 504}, 504, "DEADLINE_EXCEEDED", "", ""},

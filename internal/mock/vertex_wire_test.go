@@ -91,6 +91,8 @@ func TestVertexFaults(t *testing.T) {
 		{"claude over RPM", Behavior{RPM: 1}, claude, vertexClaudeBody, true, 429, "error.details.0.violations.0.quotaMetric",
 			"aiplatform.googleapis.com/generate_content_requests_per_minute_per_project_per_base_model", "60s"},
 		{"gemini over RPM", Behavior{RPM: 1}, gemini, geminiBody, true, 429, "error.message", vertexQuotaMessage, "60s"},
+		{"claude forced 429 naming no wait", Behavior{ForceStatus: 429, NoRetryAfter: true}, claude, vertexClaudeBody, false, 429, "error.status", "RESOURCE_EXHAUSTED", ""},
+		{"claude over RPM naming no wait", Behavior{RPM: 1, NoRetryAfter: true}, claude, vertexClaudeBody, true, 429, "error.message", vertexQuotaMessage, ""},
 		{"claude unavailable", Behavior{ForceStatus: 503}, claude, vertexClaudeBody, false, 503, "error.status", "UNAVAILABLE", ""},
 		{"gemini unavailable", Behavior{ForceStatus: 503}, gemini, geminiBody, false, 503, "error.status", "UNAVAILABLE", ""},
 		{"claude overloaded", Behavior{ForceStatus: 529}, claude, vertexClaudeBody, false, 529, "error.type", "overloaded_error", ""},

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -135,20 +136,36 @@ func (x *exchange) send(actx context.Context, st *started, upModel string, body 
 	}
 	st.resp = resp
 	st.headers = x.s.opts.Clock.Now().Sub(st.sent)
-	x.s.opts.State.Observe(up.cfg.Name, resp.StatusCode, resp.Header)
 	if resp.StatusCode >= 300 {
+		x.s.opts.State.Observe(up.cfg.Name, resp.StatusCode, resp.Header)
 		return x.answerFailure(st)
 	}
 	st.class = outcome.Success
 	if x.stream {
 		if st.events = eventsOf(up, resp); st.events != nil {
-			return x.firstEvent(actx, st)
+			return x.observeStream(st, x.firstEvent(actx, st))
 		}
 	}
+	x.s.opts.State.Observe(up.cfg.Name, resp.StatusCode, resp.Header)
 	// A whole answer's first byte is its headers: from here only the
 	// request's own timeout bounds reading it.
 	st.firstByte.Stop()
 	return x.readWhole(actx, st)
+}
+
+// observeStream reports a 2xx stream's headers to the state once its
+// first event has been read (o is what that event made of the attempt):
+// only a stream that starts well ends the upstream's run of consecutive
+// 429s, so that a stream whose first event is a throttling error (Bedrock's
+// throttlingException, Anthropic's rate_limit_error event) backs off as a
+// 429 answer does, 1 s, 2 s, 4 s…, not 1 s every time.
+func (x *exchange) observeStream(st *started, o outcome.Outcome) outcome.Outcome {
+	status := st.resp.StatusCode
+	if o.Class != outcome.Success {
+		status = cmp.Or(o.Status, http.StatusBadGateway)
+	}
+	x.s.opts.State.Observe(st.up.cfg.Name, status, st.resp.Header)
+	return o
 }
 
 // answerFailure classifies a non-2xx answer with the provider's adapter. The

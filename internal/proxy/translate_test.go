@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -347,5 +348,26 @@ func TestTranslatedStreamErrorEventAfterCommit(t *testing.T) {
 	}
 	if l := f.logs.next(t); l.ErrorClass != "stream_interrupted" {
 		t.Errorf("log %+v, want stream_interrupted", l)
+	}
+}
+
+// A translated stream whose first event is a throttling error (Anthropic's
+// rate_limit_error event, as Bedrock's throttlingException frame) is a 429
+// that names no wait: each one in a row doubles the cooldown, 1 s, 2 s,
+// 4 s, as 429 answers do. The stream's 200 headers do not end the run.
+func TestStreamThrottlingFirstEventBacksOff(t *testing.T) {
+	events := []string{"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow down\"}}\n\n"}
+	a := upstreamCfg("claude", config.ProviderAnthropic, upstreamServer(t, sseUpstream(events, false)), "m")
+	f := newFixture(t, []config.Upstream{a}, fixtureOpts{})
+	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+		resp := f.post("/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"Hi"}]}`)
+		if body := readAll(t, resp); resp.StatusCode != http.StatusServiceUnavailable { // every upstream rate limited
+			t.Fatalf("request %d: status %d: %s", i, resp.StatusCode, body)
+		}
+		lv := f.srv.opts.State.Upstream("claude", 0).Limits
+		if got := lv.CoolingUntil.Sub(f.clock.Now()); got != want {
+			t.Errorf("request %d: cooling down for %v, want %v", i, got, want)
+		}
+		f.clock.Advance(want)
 	}
 }
