@@ -21,6 +21,9 @@ const (
 	Failure
 	// RateLimited: an attempt was answered 429.
 	RateLimited
+	// Hedge: a hedged attempt ended; HedgeWon: one whose answer the client got.
+	Hedge
+	HedgeWon
 )
 
 // Traffic counts, per upstream, the attempts, failures and 429s of a recent
@@ -46,12 +49,16 @@ type series struct {
 type bucket struct {
 	sec                             int64
 	attempts, failures, rateLimited int64
+	hedges, hedgesWon               int64
 }
 
 // TrafficCounts are one upstream's counts over the window.
 type TrafficCounts struct {
 	// Attempts, Failures and RateLimited count the window's events.
 	Attempts, Failures, RateLimited int64
+	// Hedges counts the hedged attempts that ended, HedgesWon those the
+	// client got the answer of.
+	Hedges, HedgesWon int64
 	// Total counts the attempts since the Traffic was made (or the upstream forgotten).
 	Total int64
 }
@@ -85,6 +92,10 @@ func (t *Traffic) Add(upstream string, e TrafficEvent, now time.Time) {
 		b.failures++
 	case RateLimited:
 		b.rateLimited++
+	case Hedge:
+		b.hedges++
+	case HedgeWon:
+		b.hedgesWon++
 	}
 	s.mu.Unlock()
 	if e == Attempt {
@@ -110,6 +121,8 @@ func (t *Traffic) Counts(upstream string, now time.Time) TrafficCounts {
 			c.Attempts += b.attempts
 			c.Failures += b.failures
 			c.RateLimited += b.rateLimited
+			c.Hedges += b.hedges
+			c.HedgesWon += b.hedgesWon
 		}
 	}
 	return c

@@ -86,6 +86,12 @@ func (c *countingStats) Observe(upstream string, r outcome.Outcome, now time.Tim
 	case r.Class == outcome.RateLimited:
 		c.traffic.Add(upstream, admin.RateLimited, now)
 	}
+	if r.Hedge {
+		c.traffic.Add(upstream, admin.Hedge, now)
+		if r.Class == outcome.Success {
+			c.traffic.Add(upstream, admin.HedgeWon, now)
+		}
+	}
 }
 
 // Forget drops the upstream's statistics and counts.
@@ -162,6 +168,7 @@ func (a adminGateway) State(ups []config.Upstream) admin.State {
 			CooldownUntil: timeOrNil(lv.CoolingUntil), RateLimitReason: lv.Reason,
 			LatencyMs: st.LatencyEWMA, TTFTMs: st.TTFTEWMA, TPS: st.TPSEWMA, ProbeLatencyMs: g.prober.LatencyMs(u.Name),
 			Requests5m: tc.Attempts, Errors5m: tc.Failures, RateLimited5m: tc.RateLimited, RequestsTotal: tc.Total,
+			Hedges5m: tc.Hedges, HedgesWon5m: tc.HedgesWon,
 			SpendTodayUSD: g.spend.Total(limits.ScopeUpstream, u.Name, limits.PeriodDay),
 			SpendMonthUSD: g.spend.Total(limits.ScopeUpstream, u.Name, limits.PeriodMonth),
 		}

@@ -64,6 +64,8 @@ type Outcome struct {
 	Kind string
 	// Status is the upstream's HTTP status; 0 when none arrived.
 	Status int
+	// Hedge: the attempt was raced alongside a slower one (DESIGN.md §10).
+	Hedge bool
 	// Latency is the end-to-end time of a non-streaming success; 0 = none.
 	Latency time.Duration
 	// TTFT is the time to a stream's first event; 0 = none.

@@ -35,12 +35,14 @@ func (h hedgePolicy) on() bool { return h.fixed > 0 || h.p95 }
 // racer is one attempt of a hedged request. It runs its start half on its
 // own goroutine and hands itself to the race when that ends.
 type racer struct {
-	up     *upstream
-	lease  state.Lease
-	hedge  bool // started as a hedge alongside a slower attempt
-	cancel context.CancelCauseFunc
-	st     *started        // set when it reached its first byte
-	o      outcome.Outcome // how its start half ended
+	i       int // its place in the request log's list
+	up      *upstream
+	lease   state.Lease
+	hedge   bool // started as a hedge alongside a slower attempt
+	cancel  context.CancelCauseFunc
+	st      *started        // set when it reached its first byte
+	firstAt time.Time       // when st was
+	o       outcome.Outcome // how its start half ended
 }
 
 // race is the attempts of one request that run at once. The request's
@@ -172,16 +174,17 @@ func (x *exchange) race(ctx context.Context, c *cursor, plan *balancer.Plan, rt 
 		running--
 		if rc.st != nil {
 			x.raced = len(r.all)
+			x.noteFirstByte(rc.i, rc.firstAt)
 			x.endRace(r, rc, rt.cfg.Model)
 			if rc.hedge {
 				x.s.opts.Metrics.Hedge(rt.cfg.Model, metrics.HedgeWon)
 			}
-			return x.settle(rc.up, rc.lease, x.commit(rc.st), true, plan)
+			return x.settle(rc.i, rc.up, rc.lease, x.commit(rc.st), true, plan)
 		}
 		if rc.hedge {
 			x.s.opts.Metrics.Hedge(rt.cfg.Model, metrics.HedgeLost)
 		}
-		if x.settle(rc.up, rc.lease, rc.o, false, plan) {
+		if x.settle(rc.i, rc.up, rc.lease, rc.o, false, plan) {
 			return true
 		}
 	}
@@ -191,13 +194,16 @@ func (x *exchange) race(ctx context.Context, c *cursor, plan *balancer.Plan, rt 
 func (x *exchange) launch(ctx context.Context, r *race, up *upstream, lease state.Lease, rt *route, model string, body []byte, hedge bool) *racer {
 	x.tally.attempts++
 	rctx, cancel := context.WithCancelCause(ctx)
-	rc := &racer{up: up, lease: lease, hedge: hedge, cancel: cancel}
+	rc := &racer{i: x.noteTry(up, hedge), up: up, lease: lease, hedge: hedge, cancel: cancel}
 	r.all = append(r.all, rc)
-	rs := rt.cfg.RouteSettings
+	rs, clk := rt.cfg.RouteSettings, x.s.opts.Clock
 	x.s.opts.Go(func() {
 		rc.st, rc.o = x.start(rctx, up, rs, model, body)
+		if rc.st != nil {
+			rc.firstAt = clk.Now()
+		}
 		if !r.post(rc) {
-			x.lose(rc, rt.cfg.Model)
+			_ = x.lose(rc, rt.cfg.Model)
 		}
 	})
 	return rc
@@ -225,17 +231,24 @@ func (x *exchange) endRace(r *race, winner *racer, route string) {
 		if rc == nil {
 			break
 		}
-		x.lose(rc, route)
+		x.noteEnd(rc.i, x.lose(rc, route), false)
 	}
 	for _, rc := range r.end() {
-		x.lose(rc, route)
+		x.noteEnd(rc.i, x.lose(rc, route), false)
+	}
+	for _, rc := range r.all { // still unwinding: each settles itself
+		if t := &x.log.Tried[rc.i]; rc != winner && t.Outcome == "" {
+			x.noteEnd(rc.i, outcome.Of(outcome.Canceled, "hedge lost"), false)
+		}
 	}
 }
 
-// lose settles a racer of a race that is over: a started one is closed
-// and ends cancelled with the tokens its first event reported; one that
-// failed on its own keeps its outcome, so its breaker hears of it.
-func (x *exchange) lose(rc *racer, route string) {
+// lose settles a racer of a race that is over, and returns the outcome it
+// ended with: a started one is closed and ends cancelled with the tokens
+// its first event reported; one that failed on its own keeps its outcome,
+// so its breaker hears of it. It may run on the racer's own goroutine,
+// so it touches nothing of x but what done reads.
+func (x *exchange) lose(rc *racer, route string) outcome.Outcome {
 	o := rc.o
 	if rc.st != nil {
 		in, out := rc.st.tokensSoFar()
@@ -245,7 +258,9 @@ func (x *exchange) lose(rc *racer, route string) {
 	if rc.hedge {
 		x.s.opts.Metrics.Hedge(route, metrics.HedgeLost)
 	}
+	o.Hedge = rc.hedge
 	x.done(rc.up, rc.lease, o, false)
+	return o
 }
 
 // hedgeDelay is how long an attempt on up may go without its first byte

@@ -15,6 +15,7 @@ import (
 	"switchyard/internal/limits"
 	"switchyard/internal/outcome"
 	"switchyard/internal/state"
+	"switchyard/internal/store"
 )
 
 // sessionRef is a request's session and, on the route being tried, its
@@ -164,8 +165,8 @@ func (x *exchange) runPlan(ctx context.Context, plan balancer.Plan, rt *route, m
 		if up == nil {
 			return false
 		}
-		o, committed := x.attempt(ctx, up, rt, model, body)
-		if x.settle(up, lease, o, committed, &plan) {
+		i, o, committed := x.attempt(ctx, up, rt, model, body)
+		if x.settle(i, up, lease, o, committed, &plan) {
 			return true
 		}
 	}
@@ -235,8 +236,10 @@ func (x *exchange) claim(ctx context.Context, c *cursor, rt *route, hedge bool) 
 // settle ends an attempt's lease with its outcome and reports whether the
 // request is over: the attempt was committed, or the client has gone.
 // Otherwise the failure is noted for the final error and the loop goes on.
-func (x *exchange) settle(up *upstream, lease state.Lease, o outcome.Outcome, committed bool, plan *balancer.Plan) bool {
+func (x *exchange) settle(i int, up *upstream, lease state.Lease, o outcome.Outcome, committed bool, plan *balancer.Plan) bool {
 	name := up.cfg.Name
+	x.noteEnd(i, o, committed)
+	o.Hedge = x.log.Tried[i].Hedge
 	// A success (re)binds the session.
 	bind := o.Class == outcome.Success && x.session.key.Session != "" && rebinds(plan.Decision.Affinity, name)
 	x.done(up, lease, o, bind)
@@ -265,14 +268,38 @@ func (x *exchange) clientGone() {
 
 // attempt runs one attempt on up in its two halves: start sends it and
 // waits for its first byte; only then does commit relay it to the client.
-// committed reports that the client has the answer: no failover.
-func (x *exchange) attempt(ctx context.Context, up *upstream, rt *route, model string, body []byte) (o outcome.Outcome, committed bool) {
+// committed reports that the client has the answer: no failover. i is the
+// attempt's place in the request log's list.
+func (x *exchange) attempt(ctx context.Context, up *upstream, rt *route, model string, body []byte) (i int, o outcome.Outcome, committed bool) {
 	x.tally.attempts++
+	i = x.noteTry(up, false)
 	st, o := x.start(ctx, up, rt.cfg.RouteSettings, model, body)
 	if st == nil {
-		return o, false
+		return i, o, false
 	}
-	return x.commit(st), true
+	x.noteFirstByte(i, x.s.opts.Clock.Now())
+	return i, x.commit(st), true
+}
+
+// noteTry records in the request log that an attempt on up starts now,
+// and returns its place in the list.
+func (x *exchange) noteTry(up *upstream, hedge bool) int {
+	x.log.Tried = append(x.log.Tried, store.Attempt{Upstream: up.cfg.Name, Start: x.s.opts.Clock.Now().Sub(x.began), Hedge: hedge})
+	return len(x.log.Tried) - 1
+}
+
+// noteFirstByte records when attempt i reached its first byte.
+func (x *exchange) noteFirstByte(i int, at time.Time) {
+	t := &x.log.Tried[i]
+	t.FirstByte = at.Sub(x.began) - t.Start
+}
+
+// noteEnd records how attempt i ended, and whether the client got its answer.
+func (x *exchange) noteEnd(i int, o outcome.Outcome, won bool) {
+	t := &x.log.Tried[i]
+	t.End = x.s.opts.Clock.Now().Sub(x.began) - t.Start
+	t.Status, t.Outcome, t.Detail, t.Won = o.Status, o.Class.String(), o.Detail, won
+	t.InputTokens, t.OutputTokens = o.InputTokens, o.OutputTokens
 }
 
 // rebinds reports whether a success on upstream name (re)binds the session

@@ -12,6 +12,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -160,6 +161,61 @@ type RequestLog struct {
 	// request was translated for the upstream that served it (DESIGN.md
 	// §9), "" when it passed through.
 	Translated string `json:"translated,omitempty"`
+	// Tried lists the request's upstream attempts in the order they
+	// started: retries one after another, hedges alongside the attempt
+	// they raced (DESIGN.md §10); the one whose answer the client got has
+	// Won set.
+	Tried []Attempt `json:"tried,omitempty"`
+}
+
+// Attempt is one upstream attempt of a request, as its request log keeps it.
+type Attempt struct {
+	// Upstream is the upstream tried.
+	Upstream string `json:"upstream"`
+	// Start is when it was sent, after the request arrived; FirstByte
+	// (when it got that far) and End are after Start.
+	Start     time.Duration `json:"start_ns"`
+	FirstByte time.Duration `json:"first_byte_ns,omitempty"`
+	End       time.Duration `json:"end_ns"`
+	// Status is the upstream's HTTP status, 0 when none came back.
+	Status int `json:"status,omitempty"`
+	// Outcome is how it ended: success, client_error, rate_limited,
+	// server_error, auth_error or canceled (a lost hedge, a client gone).
+	Outcome string `json:"outcome"`
+	// Detail says why it failed or was cancelled; no secrets.
+	Detail string `json:"detail,omitempty"`
+	// InputTokens and OutputTokens are what the upstream reported.
+	InputTokens  int64 `json:"input_tokens,omitempty"`
+	OutputTokens int64 `json:"output_tokens,omitempty"`
+	// Hedge: started alongside a slower attempt rather than after a failure.
+	Hedge bool `json:"hedge,omitempty"`
+	// Won: the client got this attempt's answer.
+	Won bool `json:"won,omitempty"`
+}
+
+// TriedJSON encodes tried for a request log's column: "" when empty.
+func TriedJSON(tried []Attempt) string {
+	if len(tried) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(tried)
+	if err != nil { // plain fields: cannot happen
+		return ""
+	}
+	return string(b)
+}
+
+// ParseTried decodes a request log's tried column; "" or a value it
+// cannot read is no attempts.
+func ParseTried(s string) []Attempt {
+	if s == "" {
+		return nil
+	}
+	var tried []Attempt
+	if json.Unmarshal([]byte(s), &tried) != nil {
+		return nil
+	}
+	return tried
 }
 
 // UsageTotal is what the request logs of one (Upstream, Key) pair add up to

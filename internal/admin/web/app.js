@@ -161,7 +161,7 @@
     r.cells = {
       eff: cell('num'), breaker: cell(''), inflight: cell('num'), queue: cell('num'), rpm: cell('num'),
       tpm: cell('num'), cooldown: cell('num'), latency: cell('num'), ttft: cell('num'), errors: cell('num'),
-      r429: cell('num'), share: cell('share-cell'),
+      r429: cell('num'), hedges: cell('num'), share: cell('share-cell'),
     };
     r.shareActual = el('span', { class: 'share-actual' });
     r.shareConfigured = el('span', { class: 'share-configured' });
@@ -175,7 +175,7 @@
       el('td', {}, r.toggle),
       el('td', { class: 'name' }, el('strong', { text: name }), r.provider),
       el('td', { class: 'num' }, r.weight),
-      c.eff, c.breaker, c.inflight, c.queue, c.rpm, c.tpm, c.cooldown, c.latency, c.ttft, c.errors, c.r429, c.share);
+      c.eff, c.breaker, c.inflight, c.queue, c.rpm, c.tpm, c.cooldown, c.latency, c.ttft, c.errors, c.r429, c.hedges, c.share);
     return r;
   }
 
@@ -234,6 +234,8 @@
       c.r429.textContent = u.requests_5m ? pct(u.rate_limited_rate, 1) : dash;
       c.r429.className = 'num' + (u.rate_limited_rate >= 0.05 ? ' warn' : '');
       c.r429.title = u.rate_limited_5m + ' of ' + u.requests_5m + ' attempts';
+      c.hedges.textContent = u.hedges_5m ? u.hedges_won_5m + ' / ' + u.hedges_5m : dash;
+      c.hedges.title = u.hedges_5m ? u.hedges_won_5m + ' of ' + u.hedges_5m + ' hedged attempts won the race' : 'no hedged attempts';
       r.shareActual.textContent = pct(u.share);
       r.shareConfigured.textContent = pct(u.configured_share);
       r.fill.style.width = (u.share * 100).toFixed(1) + '%';

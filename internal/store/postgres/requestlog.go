@@ -15,7 +15,7 @@ import (
 // requestLogColumns are the columns InsertRequestLogs copies, in order.
 var requestLogColumns = []string{
 	"id", "time", "time_nsec", "key", "model", "upstream", "status", "attempts", "stream",
-	"latency_ns", "ttft_ns", "input_tokens", "output_tokens", "error_class", "error", "translated",
+	"latency_ns", "ttft_ns", "input_tokens", "output_tokens", "error_class", "error", "translated", "tried",
 }
 
 // InsertRequestLogs appends logs with one COPY, which stores every log or
@@ -32,7 +32,7 @@ func (s *Store) InsertRequestLogs(ctx context.Context, logs []store.RequestLog) 
 		return []any{
 			text(l.ID), at, int16(l.Time.Sub(at)), text(l.Key), text(l.Model), text(l.Upstream),
 			l.Status, l.Attempts, l.Stream, int64(l.Latency), int64(l.TTFT),
-			l.InputTokens, l.OutputTokens, text(l.ErrorClass), text(l.Error), text(l.Translated),
+			l.InputTokens, l.OutputTokens, text(l.ErrorClass), text(l.Error), text(l.Translated), text(store.TriedJSON(l.Tried)),
 		}, nil
 	})
 	if _, err := s.pool.CopyFrom(ctx, pgx.Identifier{"request_logs"}, requestLogColumns, src); err != nil {
@@ -49,7 +49,7 @@ func (s *Store) RecentRequestLogs(ctx context.Context, limit int) ([]store.Reque
 		return out, nil
 	}
 	rows, err := s.pool.Query(ctx, `SELECT id, time, time_nsec, key, model, upstream, status, attempts,
-		stream, latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated
+		stream, latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated, tried
 		FROM request_logs ORDER BY time DESC, time_nsec DESC, seq DESC LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing request logs: %w", err)
@@ -58,13 +58,14 @@ func (s *Store) RecentRequestLogs(ctx context.Context, limit int) ([]store.Reque
 		l             store.RequestLog
 		nsec          int16
 		latency, ttft int64
+		tried         string
 	)
 	_, err = pgx.ForEachRow(rows, []any{&l.ID, &l.Time, &nsec, &l.Key, &l.Model, &l.Upstream,
 		&l.Status, &l.Attempts, &l.Stream, &latency, &ttft, &l.InputTokens, &l.OutputTokens,
-		&l.ErrorClass, &l.Error, &l.Translated}, func() error {
+		&l.ErrorClass, &l.Error, &l.Translated, &tried}, func() error {
 		r := l
 		r.Time = l.Time.Add(time.Duration(nsec)).UTC()
-		r.Latency, r.TTFT = time.Duration(latency), time.Duration(ttft)
+		r.Latency, r.TTFT, r.Tried = time.Duration(latency), time.Duration(ttft), store.ParseTried(tried)
 		out = append(out, r)
 		return nil
 	})

@@ -48,7 +48,7 @@ func (s *Store) InsertRequestLogs(ctx context.Context, logs []store.RequestLog) 
 			l := &logs[i]
 			args = append(args, l.ID, unixNano(l.Time), l.Key, l.Model, l.Upstream,
 				l.Status, l.Attempts, l.Stream, int64(l.Latency), int64(l.TTFT),
-				l.InputTokens, l.OutputTokens, l.ErrorClass, l.Error, l.Translated)
+				l.InputTokens, l.OutputTokens, l.ErrorClass, l.Error, l.Translated, store.TriedJSON(l.Tried))
 		}
 		if _, err = (*stmt).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("inserting request logs: %w", err)
@@ -62,18 +62,18 @@ func (s *Store) InsertRequestLogs(ctx context.Context, logs []store.RequestLog) 
 }
 
 const (
-	// logChunk is the rows one multi-row INSERT carries: 15 × 32 = 480
+	// logChunk is the rows one multi-row INSERT carries: 16 × 32 = 512
 	// parameters, well under SQLite's limit of 32,766.
 	logChunk = 32
 	// logColumns is the number of columns an INSERT sets.
-	logColumns = 15
+	logColumns = 16
 )
 
 // insertLogsSQL returns the INSERT of n request logs.
 func insertLogsSQL(n int) string {
 	row := "(?" + strings.Repeat(", ?", logColumns-1) + ")"
 	return "INSERT INTO request_logs (id, time, key, model, upstream, status, attempts, stream, " +
-		"latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated) VALUES " +
+		"latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated, tried) VALUES " +
 		row + strings.Repeat(", "+row, n-1)
 }
 
@@ -85,7 +85,7 @@ func (s *Store) RecentRequestLogs(ctx context.Context, limit int) ([]store.Reque
 		return out, nil
 	}
 	rows, err := s.r.QueryContext(ctx, `SELECT id, time, key, model, upstream, status, attempts,
-		stream, latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated
+		stream, latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated, tried
 		FROM request_logs ORDER BY time DESC, seq DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing request logs: %w", err)
@@ -96,15 +96,16 @@ func (s *Store) RecentRequestLogs(ctx context.Context, limit int) ([]store.Reque
 			l             store.RequestLog
 			at            sql.NullInt64
 			latency, ttft int64
+			tried         string
 		)
 		if err := rows.Scan(&l.ID, &at, &l.Key, &l.Model, &l.Upstream, &l.Status, &l.Attempts,
-			&l.Stream, &latency, &ttft, &l.InputTokens, &l.OutputTokens, &l.ErrorClass, &l.Error, &l.Translated); err != nil {
+			&l.Stream, &latency, &ttft, &l.InputTokens, &l.OutputTokens, &l.ErrorClass, &l.Error, &l.Translated, &tried); err != nil {
 			return nil, fmt.Errorf("listing request logs: %w", err)
 		}
 		if at.Valid {
 			l.Time = time.Unix(0, at.Int64).UTC()
 		}
-		l.Latency, l.TTFT = time.Duration(latency), time.Duration(ttft)
+		l.Latency, l.TTFT, l.Tried = time.Duration(latency), time.Duration(ttft), store.ParseTried(tried)
 		out = append(out, l)
 	}
 	if err := rows.Err(); err != nil {

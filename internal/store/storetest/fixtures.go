@@ -67,6 +67,7 @@ func Route(model string) config.Route {
 			MaxBodyBytes:      1 << 22,
 			StreamIdleTimeout: 45 * time.Second,
 			RetryBudget:       0.35,
+			Hedge:             config.Hedge{Delay: "250ms", Max: 2, Budget: 0.05},
 			MaxWait:           750 * time.Millisecond,
 			Translate:         true,
 			DefaultMaxTokens:  8192,
@@ -95,6 +96,11 @@ func Log(i int) store.RequestLog {
 		ErrorClass:   "server_error",
 		Error:        "upstream reset the connection",
 		Translated:   "anthropic->openai-chat",
+		Tried: []store.Attempt{
+			{Upstream: "openai-main", Start: time.Millisecond, End: 300 * time.Millisecond, Status: 500, Outcome: "server_error", Detail: "status 500"},
+			{Upstream: "openai-spare", Start: 301 * time.Millisecond, FirstByte: 90 * time.Millisecond, End: 900 * time.Millisecond,
+				Status: 200, Outcome: "success", InputTokens: 12, OutputTokens: 34, Hedge: true, Won: true},
+		},
 	}
 }
 

@@ -1,0 +1,4 @@
+-- 0005: a request log lists its upstream attempts (DESIGN.md §10): retries
+-- and hedges, each with its timing and outcome, as a JSON array; '' when
+-- no attempt was made.
+ALTER TABLE request_logs ADD COLUMN tried text NOT NULL DEFAULT '';
