@@ -26,8 +26,9 @@ const maxCompletionTokens = 1_000_000
 //
 // A request meets the behaviour in this order: Hang, Latency, ForceStatus,
 // the key check (Options.APIKey; Gemini's key; Bedrock's signature),
-// request validation (400), ErrorRate, RPM/TPM (429), InvalidBody, and then
-// the answer, where TTFT, TPS, DropAfterEvents and (Bedrock's)
+// request validation (400), ErrorRate, RPM/TPM (429), InvalidBody,
+// EmptyBody, StallAfterHeaders, and then the answer, where TTFT, TPS,
+// DropAfterEvents, MalformedStream, StreamError and (Bedrock's)
 // StreamException shape a stream.
 type Behavior struct {
 	// Latency is added before a non-streaming response, and before the
@@ -77,6 +78,33 @@ type Behavior struct {
 	// InvalidBody answers 200 with a body that is not valid JSON (or, for a
 	// stream, an event stream whose data is not valid JSON).
 	InvalidBody bool `json:"invalid_body"`
+	// EmptyBody answers 200 with an empty body (Content-Length: 0) and the
+	// answer's Content-Type: JSON, or for a stream its event stream's.
+	EmptyBody bool `json:"empty_body"`
+	// StallAfterHeaders answers with the 200 headers (a stream's, for a
+	// stream) and then nothing until the client goes away (or the server
+	// shuts down): a stream that never sends its first event.
+	StallAfterHeaders bool `json:"stall_after_headers"`
+	// MalformedStream writes an SSE stream's first event without its SSE
+	// fields: its JSON data alone on a line, which no SSE field starts, as
+	// a server that does not speak SSE would; the rest of the stream follows
+	// as usual. Non-streaming requests, Gemini's JSON-array streams (no
+	// alt=sse) and Bedrock's frames ignore it.
+	MalformedStream bool `json:"malformed_stream"`
+	// StreamError, when not 0 (400–599), sends the protocol's error event for
+	// this status in place of a stream's event number StreamErrorAfter (0,
+	// the default, is the first: the answer is 200 and its first event the
+	// error), and ends the stream there, as a provider does when it fails
+	// after its 200: OpenAI Chat `data: {"error":{…}}`, Responses `event:
+	// error` with {"type":"error","code","message","param"}, Anthropic
+	// `event: error` with {"type":"error","error":{"type","message"}} (529
+	// is overloaded_error "Overloaded"), Gemini `data: {"error":{"code",
+	// "message","status"}}`. A stream shorter than StreamErrorAfter events
+	// ends without one. Bedrock's frames ignore it (see StreamException).
+	StreamError int `json:"stream_error"`
+	// StreamErrorAfter is how many events precede the StreamError; default
+	// 0, at least 0.
+	StreamErrorAfter int `json:"stream_error_after"`
 	// TokenStatus, when not 0, makes the OAuth2 token endpoint (POST
 	// /token, Vertex's) refuse every exchange with this status (400–599):
 	// 400 and 401 as invalid_grant, others as the status's OAuth2 error.
@@ -125,6 +153,12 @@ func (b Behavior) Validate() error {
 	}
 	if b.ForceStatus != 0 && (b.ForceStatus < 400 || b.ForceStatus > 599) {
 		bad("force_status", "must be 0 or 400–599, got %d", b.ForceStatus)
+	}
+	if b.StreamError != 0 && (b.StreamError < 400 || b.StreamError > 599) {
+		bad("stream_error", "must be 0 or 400–599, got %d", b.StreamError)
+	}
+	if b.StreamErrorAfter < 0 {
+		bad("stream_error_after", "must not be negative, got %d", b.StreamErrorAfter)
 	}
 	if b.TokenStatus != 0 && (b.TokenStatus < 400 || b.TokenStatus > 599) {
 		bad("token_status", "must be 0 or 400–599, got %d", b.TokenStatus)

@@ -441,6 +441,7 @@ func TestBehaviorJSON(t *testing.T) {
 		Latency: 250 * time.Millisecond, TTFT: 2 * time.Second, TPS: 12.5, ErrorRate: 0.1, ForceStatus: 503,
 		RPM: 60, TPM: 1000, Hang: true, DropAfterEvents: 4, CompletionTokens: 32, InvalidBody: true, TokenStatus: 500,
 		StreamException: "throttlingException", StreamExceptionAfter: 2, NoRetryAfter: true,
+		EmptyBody: true, StallAfterHeaders: true, MalformedStream: true, StreamError: 529, StreamErrorAfter: 3,
 	}
 	data, err := json.Marshal(b)
 	if err != nil {
@@ -448,7 +449,8 @@ func TestBehaviorJSON(t *testing.T) {
 	}
 	want := `{"latency":"250ms","ttft":"2s","tps":12.5,"error_rate":0.1,"force_status":503,"rpm":60,"tpm":1000,` +
 		`"hang":true,"drop_after_events":4,"completion_tokens":32,"invalid_body":true,"token_status":500,` +
-		`"stream_exception":"throttlingException","stream_exception_after":2,"no_retry_after":true}`
+		`"stream_exception":"throttlingException","stream_exception_after":2,"no_retry_after":true,` +
+		`"empty_body":true,"stall_after_headers":true,"malformed_stream":true,"stream_error":529,"stream_error_after":3}`
 	var gotMap, wantMap map[string]any
 	_ = json.Unmarshal(data, &gotMap)
 	_ = json.Unmarshal([]byte(want), &wantMap)
@@ -514,6 +516,10 @@ func TestBehaviorValidate(t *testing.T) {
 		{"stream exception", Behavior{StreamException: "modelStreamErrorException", StreamExceptionAfter: 3}, ""},
 		{"unknown stream exception", Behavior{StreamException: "ThrottlingException"}, "stream_exception"},
 		{"negative stream exception after", Behavior{StreamExceptionAfter: -1}, "stream_exception_after"},
+		{"stream error", Behavior{StreamError: 529, StreamErrorAfter: 2}, ""},
+		{"stream error 200", Behavior{StreamError: 200}, "stream_error"},
+		{"stream error 600", Behavior{StreamError: 600}, "stream_error"},
+		{"negative stream error after", Behavior{StreamErrorAfter: -1}, "stream_error_after"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

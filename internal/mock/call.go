@@ -86,6 +86,14 @@ func (c *call) serve(readErr error) {
 		c.invalidBody()
 		return
 	}
+	if c.b.EmptyBody {
+		c.emptyBody()
+		return
+	}
+	if c.b.StallAfterHeaders {
+		c.stallAfterHeaders()
+		return
+	}
 	switch c.rt.endpoint {
 	case epChat:
 		c.chatCompletion()

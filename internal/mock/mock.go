@@ -57,7 +57,8 @@
 // work. Every response carries X-Mock-Upstream.
 //
 // How the mock misbehaves (latency, TTFT, speed, error rate, forced status,
-// its own RPM/TPM limits, hanging, cut streams, broken bodies) is a Behavior,
+// its own RPM/TPM limits, hanging, stalled streams, cut streams, error
+// events in streams, broken or empty bodies) is a Behavior,
 // changeable at run time with SetBehavior or over HTTP:
 //
 //	GET         /_mock/behavior   the Behavior as JSON
@@ -173,7 +174,8 @@ type Server struct {
 	prefixes *lru.Cache[uint64, struct{}]
 
 	// Test hooks, nil in production: hangHook runs when a request starts
-	// hanging, doneHook when an API request has finished.
+	// hanging (Hang, or StallAfterHeaders once its headers are out),
+	// doneHook when an API request has finished.
 	hangHook func()
 	doneHook func()
 }

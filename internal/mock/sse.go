@@ -109,7 +109,10 @@ var doneEvent = sseEvent{data: []byte("[DONE]")}
 // instead, as Google does; in frame mode (Bedrock's ConverseStream) each
 // event is an AWS event-stream frame, and Behavior.StreamException
 // replaces event number StreamExceptionAfter with an exception frame that
-// ends the stream.
+// ends the stream. Otherwise Behavior.StreamError replaces event number
+// StreamErrorAfter with the protocol's error event, which ends the stream,
+// and Behavior.MalformedStream writes the first event without its SSE
+// fields.
 type sseWriter struct {
 	c      *call
 	rc     *http.ResponseController
@@ -139,20 +142,14 @@ func (sw *sseWriter) send(e sseEvent) bool {
 	if sw.frames != nil && c.b.StreamException != "" && sw.events == c.b.StreamExceptionAfter {
 		e, stop = bedrockStreamException(c.b.StreamException), true
 	}
+	if sw.frames == nil && c.b.StreamError != 0 && sw.events == c.b.StreamErrorAfter {
+		e, stop = c.streamErrorEvent(c.b.StreamError, sw.events), true
+	}
 	if sw.events == 0 {
-		c.setCommonHeaders()
-		h := c.w.Header()
-		switch {
-		case sw.array:
-			h.Set("Content-Type", "application/json; charset=UTF-8")
+		sw.writeHeader()
+		if sw.array {
 			sw.buf = append(sw.buf, '[')
-		case sw.frames != nil:
-			h.Set("Content-Type", bedrockStreamContentType)
-		default:
-			h.Set("Content-Type", "text/event-stream; charset=utf-8")
-			h.Set("Cache-Control", "no-cache")
 		}
-		c.w.WriteHeader(http.StatusOK)
 	}
 	switch {
 	case sw.array:
@@ -162,6 +159,9 @@ func (sw *sseWriter) send(e sseEvent) bool {
 		sw.buf = append(sw.buf, e.data...)
 	case sw.frames != nil:
 		sw.buf = sw.frames.append(sw.buf, e)
+	case c.b.MalformedStream && sw.events == 0: // no SSE field: a line of JSON
+		sw.buf = append(sw.buf, e.data...)
+		sw.buf = append(sw.buf, "\n\n"...)
 	default:
 		if e.name != "" {
 			sw.buf = append(sw.buf, "event: "...)
@@ -188,6 +188,24 @@ func (sw *sseWriter) send(e sseEvent) bool {
 		panic(http.ErrAbortHandler)
 	}
 	return true
+}
+
+// writeHeader sends the stream's 200 headers, with the Content-Type of its
+// mode.
+func (sw *sseWriter) writeHeader() {
+	c := sw.c
+	c.setCommonHeaders()
+	h := c.w.Header()
+	switch {
+	case sw.array:
+		h.Set("Content-Type", "application/json; charset=UTF-8")
+	case sw.frames != nil:
+		h.Set("Content-Type", bedrockStreamContentType)
+	default:
+		h.Set("Content-Type", "text/event-stream; charset=utf-8")
+		h.Set("Cache-Control", "no-cache")
+	}
+	c.w.WriteHeader(http.StatusOK)
 }
 
 // end closes the JSON array of array mode.
