@@ -241,12 +241,16 @@ func (col precommitColumn) checkAfterCommit(t *testing.T, e *env, c precommitCel
 		t.Fatalf("stream %s\nwant the relayed events, then the %s error event last", r.body, col.client)
 	}
 	for i, ev := range events[:len(events)-1] {
-		if w.isEnd(ev) || !c.row.upstreamError && w.isError(ev) {
-			t.Errorf("event %d of a broken stream is a terminal or error event: %+v", i, ev)
+		if w.isEnd(ev) || w.isError(ev) {
+			t.Errorf("event %d of a broken stream is a terminal or error event (one error event ends it): %+v", i, ev)
 		}
 	}
 	if n := c.good.Stats().Requests; n != 0 {
 		t.Errorf("failed over after the first byte: the healthy upstream saw %d requests", n)
+	}
+	// The log says the stream broke, whoever wrote the error event.
+	if l := waitRequestLog(t, e, r.header.Get("X-Request-Id")); l.ErrorClass != "stream_interrupted" {
+		t.Errorf("request log error class %q (%s), want stream_interrupted", l.ErrorClass, l.Error)
 	}
 }
 

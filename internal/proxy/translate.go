@@ -180,11 +180,16 @@ func (x *exchange) translateFirst(st *started, ev *codec.Event) outcome.Outcome 
 
 // firstErrorEvent returns the error of a passed-through stream whose first
 // event is its protocol's error event (Anthropic's overloaded_error, an
-// OpenAI {"error":…} data line), read by the protocol's own stream decoder;
-// nil for any other event. Only an event that mentions "error" is decoded.
-func (x *exchange) firstErrorEvent(ev *codec.Event) *codec.Error {
-	t, ok := x.codec.(codec.Translator)
-	if !ok || !bytes.Contains(ev.Raw, []byte("error")) {
+// OpenAI {"error":…} data line); nil for any other event.
+func (x *exchange) firstErrorEvent(ev *codec.Event) *codec.Error { return errorEventOf(x.codec, ev) }
+
+// errorEventOf returns the error ev carries when it is protocol c's error
+// event, read by c's own stream decoder; nil for any other event. Only an
+// event that looks like one (named error or response.failed, or data that
+// starts with an error object) is decoded.
+func errorEventOf(c codec.Codec, ev *codec.Event) *codec.Error {
+	t, ok := c.(codec.Translator)
+	if !ok || !looksLikeError(ev) {
 		return nil
 	}
 	chunks, err := t.NewStreamDecoder().Decode(ev, nil)
@@ -197,6 +202,16 @@ func (x *exchange) firstErrorEvent(ev *codec.Event) *codec.Error {
 		}
 	}
 	return nil
+}
+
+// looksLikeError reports whether ev may be an error event of some protocol.
+func looksLikeError(ev *codec.Event) bool {
+	switch string(ev.Name) {
+	case "error", "response.failed":
+		return true
+	}
+	d := bytes.TrimSpace(ev.Data)
+	return bytes.HasPrefix(d, []byte(`{"error"`)) || bytes.HasPrefix(d, []byte(`{"type":"error"`))
 }
 
 // firstEventError classifies a stream whose first event is an error: a
@@ -266,8 +281,15 @@ func (x *exchange) relayFor(st *started) eventRelay {
 // passRelay passes events through as they are.
 type passRelay struct{ c codec.Codec }
 
+// relay passes ev on; the upstream's own error event breaks the stream
+// (after it reaches the client, which then needs no second one), even
+// where the protocol's terminal-event scan counts it as the end.
 func (p passRelay) relay(ev *codec.Event, s *codec.StreamState) ([]byte, error) {
 	p.c.Observe(s, ev)
+	if e := errorEventOf(p.c, ev); e != nil {
+		s.Finished = false
+		return ev.Raw, &errorEvent{msg: errorText(e)}
+	}
 	return ev.Raw, nil
 }
 
