@@ -43,6 +43,9 @@ type exchange struct {
 	tr      translation
 	log     store.RequestLog
 	raced   int // attempts raced for the answer, when hedged (X-Switchyard-Hedged)
+	// tried holds the first attempts of log.Tried, so that most requests
+	// list theirs without an allocation.
+	tried [2]store.Attempt
 }
 
 // serveProxy handles one proxied client request end to end.
@@ -51,6 +54,7 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, cl call) {
 	x := &exchange{s: s, w: w, r: r, codec: c, cat: s.catalog.Load(), began: s.opts.Clock.Now(),
 		model: cl.model, stream: cl.stream}
 	x.log = store.RequestLog{ID: requestID(r), Time: x.began}
+	x.log.Tried = x.tried[:0]
 	w.Header().Set("X-Request-Id", x.log.ID)
 	if err := x.run(); err != nil {
 		var ae *apiError
