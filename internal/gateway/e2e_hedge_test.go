@@ -257,3 +257,58 @@ func TestHedgeRespectsLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestHedgeSkippedKeepsTheRetry: a hedge skipped because the secondary
+// had no free slot leaves the plan as it was, so that when the primary
+// then fails (a 500 after 1.5 s) the retry still goes to the secondary,
+// free again by then (DESIGN.md §10: retries follow the plan, hedging only
+// adds races). The secondary is free when the request is planned; a
+// stream of another model takes its one slot before the hedge is due
+// (500 ms) and leaves once the hedge has been skipped.
+func TestHedgeSkippedKeepsTheRetry(t *testing.T) {
+	fail, failURL := startMock(t, "fail", mock.Behavior{Latency: 1500 * time.Millisecond, ForceStatus: http.StatusInternalServerError})
+	second, secondURL := startMock(t, "second", mock.Behavior{TPS: 2, CompletionTokens: 1000})
+	secondary := upstreamAt("secondary", config.ProviderOpenAI, secondURL, 1, "gpt-4o", "other")
+	secondary.MaxConcurrency = 1
+	e := startGateway(t, spec{upstreams: []config.Upstream{
+		upstreamAt("primary", config.ProviderOpenAI, failURL, 0, "gpt-4o"), secondary,
+	}, edit: func(c *config.Config) { c.Defaults.Hedge = config.Hedge{Delay: "500ms", Max: 1, Budget: 1} }})
+
+	type answer struct {
+		status   int
+		upstream string
+	}
+	got := make(chan answer, 1)
+	go func() {
+		var a answer
+		defer func() { got <- a }()
+		req, err := http.NewRequest(http.MethodPost, e.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		resp.Body.Close()
+		a = answer{resp.StatusCode, resp.Header.Get("X-Switchyard-Upstream")}
+	}()
+	if _, ok := within(5*time.Second, func() bool { return fail.Stats().InFlight == 1 }); !ok {
+		t.Fatal("the primary did not get the request")
+	}
+	hold := sendStream(t, e, "/v1/chat/completions", `{"model":"other","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	hold.answered(t)
+	if _, ok := within(5*time.Second, func() bool { return hedgeCounts(t, e)["skipped_limits"] == 1 }); !ok {
+		t.Fatalf("the hedge was not skipped for limits: %v", hedgeCounts(t, e))
+	}
+	hold.hangUp()
+	if a := <-got; a.status != http.StatusOK || a.upstream != "secondary" {
+		t.Errorf("status %d from %q, want 200 from the secondary (the retry after the primary's 500)", a.status, a.upstream)
+	}
+	if n := second.Stats().Requests; n != 2 {
+		t.Errorf("the secondary saw %d requests, want 2 (the held stream and the retry)", n)
+	}
+}
