@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/tidwall/gjson"
@@ -34,9 +35,14 @@ func (anthropic) Usage(body []byte) (in, out int64) {
 
 // Observe reads usage as Usage does: message_start carries the input (and
 // the cache's) tokens, message_delta the output count and, from newer
-// APIs, the input again.
+// APIs, the input again; each content_block_delta but a thinking block's
+// signature is a delta.
 func (anthropic) Observe(s *StreamState, ev *Event) {
 	switch string(ev.Name) {
+	case "content_block_delta":
+		if !bytes.Contains(ev.Data, []byte(`"signature_delta"`)) {
+			s.Deltas++
+		}
 	case "message_start":
 		u := anthropicUsage(gjson.GetBytes(ev.Data, "message.usage"))
 		s.In, s.Out = u.Input, u.Output

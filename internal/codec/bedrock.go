@@ -52,11 +52,13 @@ func (bedrock) Usage(body []byte) (in, out int64) {
 }
 
 // Observe reads the usage of the metadata event, which ends the stream,
-// as does an exception.
+// as does an exception, and counts the contentBlockDelta events.
 func (bedrock) Observe(s *StreamState, ev *Event) {
 	switch {
 	case ev.Exception:
 		s.Finished = true
+	case string(ev.Name) == bedrockEvBlockDelta:
+		s.Deltas++
 	case string(ev.Name) == bedrockEvMetadata:
 		u := bedrockUsage(gjson.GetBytes(ev.Data, "usage"))
 		s.In, s.Out, s.Finished = u.Input, u.Output, true

@@ -99,8 +99,24 @@ type Codec interface {
 type StreamState struct {
 	// In and Out are the tokens reported so far.
 	In, Out int64
+	// Deltas counts the events that carried a piece of the answer (text,
+	// reasoning, a tool call's arguments), seen whether or not the
+	// stream reports usage.
+	Deltas int64
 	// Finished: the protocol's terminal event was seen.
 	Finished bool
+}
+
+// OutSoFar is the output tokens to bill for the stream as far as it went.
+// A finished stream's are those it reported. Most protocols report the
+// output count only at the end, so a stream cut before then (its client
+// left, DESIGN.md §3) counts one token per delta when that is more: each
+// event carries one token or more.
+func (s *StreamState) OutSoFar() int64 {
+	if s.Finished {
+		return s.Out
+	}
+	return max(s.Out, s.Deltas)
 }
 
 // Error is an error the gateway answers itself, in any protocol.

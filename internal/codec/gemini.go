@@ -44,9 +44,12 @@ func (gemini) Usage(body []byte) (in, out int64) {
 	return r[0].Int(), r[1].Int() + r[2].Int()
 }
 
-// Observe reads each chunk's usageMetadata (the latest is the total) and
-// finishes on a finishReason.
+// Observe reads each chunk's usageMetadata (the latest is the total),
+// counts the chunks with parts, and finishes on a finishReason.
 func (g gemini) Observe(s *StreamState, ev *Event) {
+	if bytes.Contains(ev.Data, []byte(`"parts"`)) {
+		s.Deltas++
+	}
 	if bytes.Contains(ev.Data, []byte(`"usageMetadata"`)) {
 		s.In, s.Out = g.Usage(ev.Data)
 	}

@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -46,11 +47,15 @@ func (c openAI) Usage(body []byte) (in, out int64) {
 	return r[0].Int(), r[1].Int()
 }
 
-// Observe reads the final chunk's usage (stream_options.include_usage) and [DONE].
+// Observe reads the final chunk's usage (stream_options.include_usage) and
+// [DONE], and counts the chunks that carry a piece of the answer.
 func (c openAI) Observe(s *StreamState, ev *Event) {
 	if bytes.Equal(bytes.TrimSpace(ev.Data), []byte("[DONE]")) {
 		s.Finished = true
 		return
+	}
+	if openAIDelta(ev.Data) {
+		s.Deltas++
 	}
 	if bytes.Contains(ev.Data, []byte(`"usage"`)) {
 		r := gjson.GetManyBytes(ev.Data, "usage.prompt_tokens", "usage.completion_tokens")
@@ -58,6 +63,22 @@ func (c openAI) Observe(s *StreamState, ev *Event) {
 			s.In, s.Out = r[0].Int(), r[1].Int()
 		}
 	}
+}
+
+// openAIDelta reports whether a Chat Completions or Completions chunk
+// carries a piece of the answer: content, reasoning, a refusal, a tool
+// call's arguments, or a completion's text.
+func openAIDelta(data []byte) bool {
+	if !bytes.Contains(data, []byte(`"choices"`)) {
+		return false
+	}
+	ch := gjson.GetBytes(data, "choices.0")
+	if t := ch.Get("text"); t.Str != "" {
+		return true
+	}
+	d := ch.Get("delta")
+	return d.Get("content").Str != "" || d.Get("reasoning_content").Str != "" || d.Get("refusal").Str != "" ||
+		d.Get("tool_calls.0.function.arguments").Str != ""
 }
 
 // openAIResponses is the OpenAI Responses API.
@@ -75,11 +96,16 @@ func (openAIResponses) Encode(body []byte, model string, f Family) ([]byte, erro
 
 func (openAIResponses) Usage(body []byte) (in, out int64) { return inputOutputUsage(body, "usage") }
 
-// Observe reads the usage of the terminal response.* event.
+// Observe reads the usage of the terminal response.* event and counts the
+// response.*.delta events (text, reasoning, a tool call's arguments).
 func (openAIResponses) Observe(s *StreamState, ev *Event) {
 	typ := string(ev.Name)
 	if typ == "" {
 		typ = gjson.GetBytes(ev.Data, "type").Str
+	}
+	if strings.HasSuffix(typ, ".delta") {
+		s.Deltas++
+		return
 	}
 	switch typ {
 	case "response.completed", "response.incomplete", "response.failed", "error":

@@ -2,10 +2,12 @@ package gateway_test
 
 import (
 	"bufio"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,5 +164,188 @@ func TestHedgeGivesTheSlotBack(t *testing.T) {
 		if h.Start < 100*time.Millisecond || h.FirstByte <= 0 || p.End < h.Start {
 			t.Errorf("timings: primary %+v, hedge %+v; want the hedge to start after the 100ms delay, the primary to end after it", p, h)
 		}
+	}
+}
+
+// hedgeCounts scrapes switchyard_hedges_total by result.
+func hedgeCounts(t *testing.T, e *env) map[string]float64 {
+	t.Helper()
+	m := scrapeMetrics(t, e, "")
+	out := map[string]float64{}
+	for _, r := range []string{"won", "lost", "skipped_budget", "skipped_limits"} {
+		out[r], _ = m.value("switchyard_hedges_total", l{"result": r})
+	}
+	return out
+}
+
+// TestHedgeBudget: at 20 req/s with every primary slow (first byte after
+// 1 s) and a fast secondary, hedges (hedge.delay 100ms, budget 0.1) stay
+// within the budget. limits.RetryBudget allows, over its 10 s sliding
+// window, max(budget × requests, 1/s × 10 s) hedges: 60 requests in 3 s
+// all fall in one window, so the bound is max(0.1 × 60, 10) = 10. Every
+// request reaches its hedge delay, so the rest are skipped_budget.
+func TestHedgeBudget(t *testing.T) {
+	const (
+		requests = 60
+		rate     = 20 // per second
+		bound    = 10 // max(0.1 × 60, limits.MinHedgesPerSecond × 10 s)
+	)
+	_, slowURL := startMock(t, "slow", mock.Behavior{TTFT: time.Second})
+	fast, fastURL := startMock(t, "fast", mock.Behavior{})
+	e := startGateway(t, spec{upstreams: []config.Upstream{
+		upstreamAt("primary", config.ProviderOpenAI, slowURL, 0, "gpt-4o"),
+		upstreamAt("secondary", config.ProviderOpenAI, fastURL, 1, "gpt-4o"),
+	}, edit: func(c *config.Config) { c.Defaults.Hedge = config.Hedge{Delay: "100ms", Max: 1, Budget: 0.1} }})
+
+	var hedged atomic.Int64
+	var wg sync.WaitGroup
+	tick := time.NewTicker(time.Second / rate)
+	defer tick.Stop()
+	began := time.Now()
+	for range requests {
+		wg.Go(func() {
+			_, h, _ := firstEventAfter(t, e)
+			if h.Get("X-Switchyard-Hedged") != "" {
+				hedged.Add(1)
+			}
+		})
+		<-tick.C
+	}
+	sent := time.Since(began)
+	wg.Wait()
+
+	got := hedgeCounts(t, e)
+	raced := got["won"] + got["lost"]
+	t.Logf("%d requests sent in %v: hedges %v", requests, sent.Round(time.Millisecond), got)
+	if sent >= 10*time.Second {
+		t.Fatalf("sending took %v: the requests do not fall in one budget window", sent)
+	}
+	if raced > bound {
+		t.Errorf("%v hedges raced, want ≤ %d (max(0.1 × %d requests, 1/s × 10 s))", raced, bound, requests)
+	}
+	if got["skipped_budget"] == 0 || raced+got["skipped_budget"]+got["skipped_limits"] != requests {
+		t.Errorf("hedges %v: want some skipped_budget, and one hedge decision per request (%d)", got, requests)
+	}
+	if n := fast.Stats().Requests; float64(n) != raced || hedged.Load() != int64(got["won"]) {
+		t.Errorf("the secondary saw %d requests and %d answers were hedged; want %v and %v", n, hedged.Load(), raced, got["won"])
+	}
+}
+
+// TestHedgeRespectsLimits: a hedge goes only to an upstream with a free
+// slot and room in its RPM now. The secondary is either busy (its one slot
+// held by the first hedge, which never reaches its first byte before the
+// primary) or out of RPM (2 per minute); every other hedge is skipped for
+// limits, and the secondary's mock never sees more than its limits allow.
+func TestHedgeRespectsLimits(t *testing.T) {
+	tests := []struct {
+		name      string
+		primary   mock.Behavior
+		secondary mock.Behavior
+		limit     func(*config.Upstream)
+		parallel  bool // send the requests at once, else one after another
+		want      map[string]float64
+		wantReqs  int64 // the secondary's requests
+	}{
+		{
+			name:      "one slot, busy",
+			primary:   mock.Behavior{TTFT: time.Second},
+			secondary: mock.Behavior{TTFT: 3 * time.Second},
+			limit:     func(u *config.Upstream) { u.MaxConcurrency = 1 },
+			parallel:  true,
+			want:      map[string]float64{"won": 0, "lost": 1, "skipped_budget": 0, "skipped_limits": 9},
+			wantReqs:  1,
+		},
+		{
+			name:      "rpm spent",
+			primary:   mock.Behavior{TTFT: 500 * time.Millisecond},
+			secondary: mock.Behavior{RPM: 2},
+			limit:     func(u *config.Upstream) { u.RateLimit.RPM = 2 },
+			want:      map[string]float64{"won": 2, "lost": 0, "skipped_budget": 0, "skipped_limits": 8},
+			wantReqs:  2,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, slowURL := startMock(t, "slow", tc.primary)
+			second, secondURL := startMock(t, "second", tc.secondary)
+			secondary := upstreamAt("secondary", config.ProviderOpenAI, secondURL, 1, "gpt-4o")
+			tc.limit(&secondary)
+			e := startGateway(t, spec{upstreams: []config.Upstream{
+				upstreamAt("primary", config.ProviderOpenAI, slowURL, 0, "gpt-4o"), secondary,
+			}, edit: func(c *config.Config) { c.Defaults.Hedge = config.Hedge{Delay: "50ms", Max: 1, Budget: 1} }})
+
+			var wg sync.WaitGroup
+			for range 10 {
+				if tc.parallel {
+					wg.Go(func() { firstEventAfter(t, e) })
+				} else {
+					firstEventAfter(t, e)
+				}
+			}
+			wg.Wait()
+			if got := hedgeCounts(t, e); !maps.Equal(got, tc.want) {
+				t.Errorf("hedges %v, want %v", got, tc.want)
+			}
+			st := second.Stats()
+			if st.Requests != tc.wantReqs || st.MaxInFlight > 1 || st.ByStatus[http.StatusTooManyRequests] != 0 {
+				t.Errorf("secondary: %d requests, %d at most at once, %d answered 429; want %d, ≤ 1, 0",
+					st.Requests, st.MaxInFlight, st.ByStatus[http.StatusTooManyRequests], tc.wantReqs)
+			}
+		})
+	}
+}
+
+// TestHedgeSkippedKeepsTheRetry: a hedge skipped because the secondary
+// had no free slot leaves the plan as it was, so that when the primary
+// then fails (a 500 after 1.5 s) the retry still goes to the secondary,
+// free again by then (DESIGN.md §10: retries follow the plan, hedging only
+// adds races). The secondary is free when the request is planned; a
+// stream of another model takes its one slot before the hedge is due
+// (500 ms) and leaves once the hedge has been skipped.
+func TestHedgeSkippedKeepsTheRetry(t *testing.T) {
+	fail, failURL := startMock(t, "fail", mock.Behavior{Latency: 1500 * time.Millisecond, ForceStatus: http.StatusInternalServerError})
+	second, secondURL := startMock(t, "second", mock.Behavior{TPS: 2, CompletionTokens: 1000})
+	secondary := upstreamAt("secondary", config.ProviderOpenAI, secondURL, 1, "gpt-4o", "other")
+	secondary.MaxConcurrency = 1
+	e := startGateway(t, spec{upstreams: []config.Upstream{
+		upstreamAt("primary", config.ProviderOpenAI, failURL, 0, "gpt-4o"), secondary,
+	}, edit: func(c *config.Config) { c.Defaults.Hedge = config.Hedge{Delay: "500ms", Max: 1, Budget: 1} }})
+
+	type answer struct {
+		status   int
+		upstream string
+	}
+	got := make(chan answer, 1)
+	go func() {
+		var a answer
+		defer func() { got <- a }()
+		req, err := http.NewRequest(http.MethodPost, e.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		resp.Body.Close()
+		a = answer{resp.StatusCode, resp.Header.Get("X-Switchyard-Upstream")}
+	}()
+	if _, ok := within(5*time.Second, func() bool { return fail.Stats().InFlight == 1 }); !ok {
+		t.Fatal("the primary did not get the request")
+	}
+	hold := sendStream(t, e, "/v1/chat/completions", `{"model":"other","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	hold.answered(t)
+	if _, ok := within(5*time.Second, func() bool { return hedgeCounts(t, e)["skipped_limits"] == 1 }); !ok {
+		t.Fatalf("the hedge was not skipped for limits: %v", hedgeCounts(t, e))
+	}
+	hold.hangUp()
+	if a := <-got; a.status != http.StatusOK || a.upstream != "secondary" {
+		t.Errorf("status %d from %q, want 200 from the secondary (the retry after the primary's 500)", a.status, a.upstream)
+	}
+	if n := second.Stats().Requests; n != 2 {
+		t.Errorf("the secondary saw %d requests, want 2 (the held stream and the retry)", n)
 	}
 }

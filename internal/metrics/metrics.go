@@ -153,7 +153,7 @@ func New(upstreams, models func() []string, opts ...Option) *Metrics {
 		"Time from sending an attempt to the first token (first SSE event, or the response headers when not streaming), by upstream.",
 		ttftBuckets, "upstream")
 	m.tokens = counter("switchyard_tokens_total",
-		"Tokens reported by upstream usage, by upstream, client model and direction (input or output).",
+		"Tokens reported by upstream usage (a stream cut before its usage: one output token per content event received), by upstream, client model and direction (input or output).",
 		"upstream", "model", "direction")
 	m.spend = counter("switchyard_spend_usd_total",
 		"Cost of served requests in US dollars (tokens × configured price), by upstream and client key.",

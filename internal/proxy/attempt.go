@@ -55,14 +55,20 @@ type wireState struct {
 }
 
 // tokensSoFar is the usage an uncommitted stream's first event reported
-// (a translated one's decoded chunks); 0 for a whole answer, which is
+// or, when it reported no output, the output it carried (as c observes it,
+// or a translated one's decoded chunks); 0 for a whole answer, which is
 // read but never relayed.
-func (st *started) tokensSoFar() (in, out int64) {
+func (st *started) tokensSoFar(c codec.Codec) (in, out int64) {
 	var s codec.StreamState
-	for i := range st.pending {
-		noteUsage(&s, &st.pending[i])
+	switch {
+	case st.wire != nil:
+		for i := range st.pending {
+			noteUsage(&s, &st.pending[i])
+		}
+	case st.first != nil:
+		c.Observe(&s, st.first)
 	}
-	return s.In, s.Out
+	return s.In, s.OutSoFar()
 }
 
 // close ends the attempt's context and timer and closes its body.

@@ -79,7 +79,7 @@ func (x *exchange) relayStream(st *started) outcome.Outcome {
 	ev := st.first
 	for {
 		out, rerr := rel.relay(ev, &scan.StreamState)
-		x.log.InputTokens, x.log.OutputTokens = scan.In, scan.Out
+		x.log.InputTokens, x.log.OutputTokens = scan.In, scan.OutSoFar()
 		if len(out) > 0 {
 			if _, err := x.w.Write(out); err != nil {
 				return scan.outcome(outcome.Of(outcome.Canceled, "client canceled"))
@@ -160,8 +160,9 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // codecState follows a relayed stream for usage and its terminal event.
 type codecState struct{ codec.StreamState }
 
-// outcome returns o with the usage seen so far.
+// outcome returns o with the usage seen so far (a cut stream's output
+// estimated, codec.StreamState.OutSoFar).
 func (s *codecState) outcome(o outcome.Outcome) outcome.Outcome {
-	o.InputTokens, o.OutputTokens = s.In, s.Out
+	o.InputTokens, o.OutputTokens = s.In, s.OutSoFar()
 	return o
 }

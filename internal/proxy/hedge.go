@@ -251,7 +251,7 @@ func (x *exchange) endRace(r *race, winner *racer, route string) {
 func (x *exchange) lose(rc *racer, route string) outcome.Outcome {
 	o := rc.o
 	if rc.st != nil {
-		in, out := rc.st.tokensSoFar()
+		in, out := rc.st.tokensSoFar(x.codec)
 		rc.st.close()
 		o = outcome.Outcome{Class: outcome.Canceled, Detail: "hedge lost", InputTokens: in, OutputTokens: out}
 	}

@@ -192,24 +192,28 @@ func (c *cursor) next() (name string, waitable, ok bool) {
 	return c.waits[i-len(c.order)], true, true
 }
 
-// atWaitable reports whether the candidates left are waitable ones only.
-func (c *cursor) atWaitable() bool { return c.i >= len(c.order) }
+// take removes order[j], one of the candidates left (j ≥ i), keeping the
+// others in their order. The plan's order is copied, not changed.
+func (c *cursor) take(j int) {
+	c.order = append(c.order[:j:j], c.order[j+1:]...)
+}
 
 // requeue queues name for after the rest of the plan, as if planned waitable.
 func (c *cursor) requeue(name string) { c.waits = append(c.waits[:len(c.waits):len(c.waits)], name) }
 
 // claim admits the plan's next candidate that will take an attempt, noting
 // why each one before it was skipped; nil when none is left, the retry
-// budget is spent or ctx ended. A hedge takes only a candidate with a free
-// slot and room in its limits now, never a waitable one, and spends no
-// retry budget (it has its own).
+// budget is spent or ctx ended. A hedge claims with claimHedge.
 func (x *exchange) claim(ctx context.Context, c *cursor, rt *route, hedge bool) (*upstream, state.Lease) {
-	for ctx.Err() == nil && !(hedge && c.atWaitable()) {
+	if hedge {
+		return x.claimHedge(ctx, c)
+	}
+	for ctx.Err() == nil {
 		name, waitable, ok := c.next()
 		if !ok {
 			return nil, nil
 		}
-		if !hedge && x.tally.attempts > 0 {
+		if x.tally.attempts > 0 {
 			if !rt.budget.TryRetry() {
 				x.tally.failures = append(x.tally.failures, failure{detail: "retry budget exhausted"})
 				return nil, nil
@@ -218,7 +222,7 @@ func (x *exchange) claim(ctx context.Context, c *cursor, rt *route, hedge bool) 
 		}
 		up := x.cat.byName[name]
 		lease, skip := x.admit(ctx, up, waitable)
-		if skip.full && up.cfg.Queue.Enabled && !hedge {
+		if skip.full && up.cfg.Queue.Enabled {
 			// Its last slot went to a concurrent request since planning:
 			// queue for it after the rest of the order.
 			c.requeue(name)
@@ -229,6 +233,23 @@ func (x *exchange) claim(ctx context.Context, c *cursor, rt *route, hedge bool) 
 			continue
 		}
 		return up, lease
+	}
+	return nil, nil
+}
+
+// claimHedge admits, for a hedge, the first candidate left in the plan's
+// order with a free slot and room in its limits now (never a waitable one),
+// and takes it out of the plan. The candidates it passes stay in the plan
+// as they were, for a retry after a failure (DESIGN.md §10: hedging only
+// adds races), and are not noted as failures. It spends no retry budget
+// (hedges have their own).
+func (x *exchange) claimHedge(ctx context.Context, c *cursor) (*upstream, state.Lease) {
+	for j := c.i; j < len(c.order) && ctx.Err() == nil; j++ {
+		up := x.cat.byName[c.order[j]]
+		if lease, _ := x.admit(ctx, up, false); lease != nil {
+			c.take(j)
+			return up, lease
+		}
 	}
 	return nil, nil
 }

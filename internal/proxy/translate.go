@@ -245,9 +245,14 @@ func (x *exchange) translatedName(st *started) string {
 	return x.codec.Name() + "->" + st.wire.Name()
 }
 
-// noteUsage keeps the latest usage a chunk carries.
+// noteUsage keeps the latest usage a chunk carries and counts the deltas
+// (but a thinking block's signature), as a codec's Observe does.
 func noteUsage(s *codec.StreamState, c *codec.Chunk) {
 	switch c.Type {
+	case codec.ChunkDelta:
+		if c.Text != "" && !c.Signature {
+			s.Deltas++
+		}
 	case codec.ChunkStart, codec.ChunkUsage, codec.ChunkEnd:
 		if c.Usage.Input > 0 {
 			s.In = c.Usage.Input

@@ -151,7 +151,8 @@ type RequestLog struct {
 	TTFT time.Duration `json:"ttft_ns"`
 	// InputTokens is the prompt token count the upstream reported.
 	InputTokens int64 `json:"input_tokens"`
-	// OutputTokens is the completion token count the upstream reported.
+	// OutputTokens is the completion token count the upstream reported;
+	// for a stream cut before it reported one, the content events received.
 	OutputTokens int64 `json:"output_tokens"`
 	// ErrorClass classifies a failure (rate_limited, server_error, …); "" on success.
 	ErrorClass string `json:"error_class,omitempty"`
