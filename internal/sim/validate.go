@@ -178,6 +178,10 @@ func (u *Provider) check(c *checker, path string, limit time.Duration) {
 	for i, w := range u.Hangs {
 		c.window(fmt.Sprintf("%s.hangs[%d]", path, i), w.Start, w.End, limit)
 	}
+	c.share(path+".slow_starts.share", u.SlowStarts.Share)
+	if u.SlowStarts.Share > 0 {
+		c.positive(path+".slow_starts.ttft", u.SlowStarts.TTFT)
+	}
 }
 
 // sortedNames returns m's keys in order.
