@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/rand/v2"
 	"time"
 
 	"switchyard/internal/store"
@@ -30,8 +31,9 @@ type request struct {
 // session is one multi-turn conversation.
 type session struct {
 	id      string
-	left    int   // turns still to send
-	history int64 // tokens of the turns so far, sent again with each turn
+	left    int        // turns still to send
+	history int64      // tokens of the turns so far, sent again with each turn
+	rng     *rand.Rand // its later turns' draws
 }
 
 // sentAt is when an attempt of a request on upstream up was sent. A

@@ -72,17 +72,22 @@ func Run(cfg *config.Config, sc *Scenario, seed uint64) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.simulate()
+	return r.report(seed), nil
+}
+
+// simulate starts the traffic and the probes and runs until nothing is left.
+func (r *run) simulate() {
 	for i := range r.phases {
-		r.sched.AfterFunc(*sc.Traffic[i].Start, func() { r.arrive(i) })
+		r.sched.AfterFunc(*r.sc.Traffic[i].Start, func() { r.arrive(i) })
 	}
-	if cfg.Health.Interval > 0 {
+	if r.cfg.Health.Interval > 0 {
 		for _, u := range r.ups {
 			r.sched.AfterFunc(0, func() { r.probe(u) })
 		}
 	}
 	r.sched.run()
 	r.sched.stop()
-	return r.report(seed), nil
 }
 
 func newRun(cfg *config.Config, sc *Scenario, seed uint64) (*run, error) {
