@@ -32,6 +32,8 @@ type Summary struct {
 	DurationS float64           `json:"duration_s"`
 	Overall   Overall           `json:"overall"`
 	Upstreams []UpstreamSummary `json:"upstreams"`
+	// Comparison is the second run of Scenario.Compare; nil without one.
+	Comparison *Comparison `json:"comparison,omitempty"`
 }
 
 // Overall is what the clients saw.
@@ -261,6 +263,7 @@ func (rp *Report) markdown() []byte {
 		}
 		b.WriteString("\n")
 	}
+	rp.comparisonMarkdown(&b)
 	b.WriteString("## Upstreams\n\n")
 	b.WriteString("| upstream | tier | weight | configured share | actual share | requests | served | 429s | errors | breaker trips | cost |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")

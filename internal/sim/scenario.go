@@ -42,6 +42,10 @@ type Scenario struct {
 	// Upstreams is the provider model of each config upstream that serves a
 	// simulated model, by upstream name.
 	Upstreams map[string]Provider `yaml:"upstreams"`
+	// Compare runs the scenario a second time, same seed, with a feature
+	// off, and adds the comparison to the report: "hedging" (hedging off
+	// in every route), or "" for none.
+	Compare string `yaml:"compare"`
 }
 
 // Phase is a stretch of traffic at one rate and mix.

@@ -67,7 +67,23 @@ type run struct {
 // Run simulates sc against cfg with seed and returns the report. Every
 // request goes through the gateway's real handler and attempt loop, one at
 // a time, in virtual time (sched): nothing sleeps and no socket is opened.
+// With sc.Compare it runs sc again with that feature off and adds the
+// comparison to the report.
 func Run(cfg *config.Config, sc *Scenario, seed uint64) (*Report, error) {
+	rp, err := runOnce(cfg, sc, seed)
+	if err != nil || sc.Compare != CompareHedging {
+		return rp, err
+	}
+	off, err := runOnce(withoutHedging(cfg), sc, seed)
+	if err != nil {
+		return nil, err
+	}
+	rp.compare(CompareHedging, off)
+	return rp, nil
+}
+
+// runOnce is one run of sc against cfg.
+func runOnce(cfg *config.Config, sc *Scenario, seed uint64) (*Report, error) {
 	r, err := newRun(cfg, sc, seed)
 	if err != nil {
 		return nil, err

@@ -80,6 +80,15 @@ func (s *Scenario) Validate(cfg *config.Config) config.Errors {
 	if s.Protocol != "" && s.Protocol != ProtocolOpenAI && s.Protocol != ProtocolAnthropic {
 		c.add("protocol", "must be %s or %s, got %q", ProtocolOpenAI, ProtocolAnthropic, s.Protocol)
 	}
+	switch s.Compare {
+	case "":
+	case CompareHedging:
+		if !hedgingOn(cfg) {
+			c.add("compare", "the config hedges no route: set defaults.hedge or a route's hedge.delay")
+		}
+	default:
+		c.add("compare", "must be %q or empty, got %q", CompareHedging, s.Compare)
+	}
 	if len(s.Traffic) == 0 {
 		c.add("traffic", "required: at least one phase")
 	}
