@@ -134,8 +134,8 @@ var _ state.Stats = recordingStats{}
 
 func (s recordingStats) Dispatched(upstream string, now time.Time) {
 	s.Memory.Dispatched(upstream, now)
-	if q := s.r.sched.current(); q != nil {
-		q.sentAt = s.r.sched.now
+	if u, q := s.r.byUp[upstream], s.r.sched.current(); u != nil && q != nil {
+		q.dispatched(u.idx, s.r.sched.now)
 	}
 }
 
@@ -145,9 +145,11 @@ func (s recordingStats) Observe(upstream string, o outcome.Outcome, now time.Tim
 	if u == nil || q == nil {
 		return
 	}
-	s.r.rec.attempt(u.idx, q.sentAt, o.Class)
-	if o.Class == outcome.Success {
-		s.r.rec.success(u.idx, o.InputTokens, o.OutputTokens, limits.Cost(o.InputTokens, o.OutputTokens, u.cfg.Price))
+	s.r.rec.attempt(u.idx, q.sentTo(u.idx), o.Class)
+	// Usage is billed whenever the upstream reported it, as the gateway
+	// does: a success, or an attempt cancelled after its first event.
+	if o.Class == outcome.Success || o.InputTokens > 0 || o.OutputTokens > 0 {
+		s.r.rec.usage(u.idx, o.Class == outcome.Success, o.InputTokens, o.OutputTokens, limits.Cost(o.InputTokens, o.OutputTokens, u.cfg.Price))
 	}
 }
 
@@ -155,5 +157,22 @@ func (s recordingStats) Observe(upstream string, o outcome.Outcome, now time.Tim
 func (r *run) decision(d *balancer.Decision) { r.rec.plan(d.Affinity.Result) }
 
 // goTask runs f, an attempt a hedged request races, as a task of the
-// scheduler serving the running task's request.
-func (r *run) goTask(f func()) { r.sched.spawn(r.sched.current(), f) }
+// scheduler serving the running task's request. An attempt launched while
+// another of its request still runs is a hedge; one launched when none
+// does is the first attempt or a failover (the race takes each attempt as
+// its task ends, before it launches the next).
+func (r *run) goTask(f func()) {
+	q := r.sched.current()
+	if q == nil {
+		r.sched.spawn(nil, f)
+		return
+	}
+	if q.racing > 0 {
+		q.hedges++
+	}
+	q.racing++
+	r.sched.spawn(q, func() {
+		f()
+		q.racing--
+	})
+}

@@ -105,13 +105,24 @@ func (p *provider) receive(now time.Duration, stream bool, prompt, maxTokens, ou
 	a := answer{kind: answerOK, status: http.StatusOK, in: prompt, out: out}
 	if stream {
 		a.tps = p.m.TokensPerSecond / factor
-		a.first = scale(p.m.TTFT.sample(p.rng), factor)
+		a.first = scale(p.firstByte(p.m.TTFT), factor)
 		a.total = a.first + time.Duration(float64(out)/a.tps*float64(time.Second))
 	} else {
-		a.first = scale(p.m.Latency.sample(p.rng), factor)
+		a.first = scale(p.firstByte(p.m.Latency), factor)
 		a.total = a.first
 	}
 	return a
+}
+
+// firstByte draws a successful answer's time to its first byte from d, or
+// is the slow-start time for a slow_starts.share of answers. A provider
+// without slow starts draws nothing more, so its other draws stay as they
+// were.
+func (p *provider) firstByte(d DurationDist) time.Duration {
+	if s := p.m.SlowStarts; s.Share > 0 && p.rng.Float64() < s.Share {
+		return s.TTFT
+	}
+	return d.sample(p.rng)
 }
 
 func scale(d time.Duration, f float64) time.Duration { return time.Duration(float64(d) * f) }

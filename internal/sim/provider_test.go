@@ -47,6 +47,9 @@ func TestProviderWindows(t *testing.T) {
 		{"brown-out slows", Provider{Brownouts: []Brownout{{Start: 0, End: time.Hour, ErrorRate: 0, LatencyFactor: 3}}}, time.Minute, answerOK, 3 * time.Second},
 		{"brown-out over", Provider{Brownouts: []Brownout{{Start: 0, End: time.Minute, ErrorRate: 1, LatencyFactor: 3}}}, time.Minute, answerOK, time.Second},
 		{"error rate", Provider{ErrorRate: 1}, time.Minute, answerError, 200 * time.Millisecond},
+		{"slow start", Provider{SlowStarts: SlowStarts{Share: 1, TTFT: 3 * time.Second}}, time.Minute, answerOK, 3 * time.Second},
+		{"slow start in a brown-out", Provider{SlowStarts: SlowStarts{Share: 1, TTFT: 3 * time.Second}, Brownouts: []Brownout{{Start: 0, End: time.Hour, LatencyFactor: 2}}}, time.Minute, answerOK, 6 * time.Second},
+		{"no slow start", Provider{SlowStarts: SlowStarts{Share: 0, TTFT: 3 * time.Second}}, time.Minute, answerOK, time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,6 +62,12 @@ func TestProviderWindows(t *testing.T) {
 			}
 		})
 	}
+	t.Run("slow start of a stream: first event at its TTFT", func(t *testing.T) {
+		a := testProvider(Provider{SlowStarts: SlowStarts{Share: 1, TTFT: 3 * time.Second}}).receive(0, true, 100, 100, 100)
+		if a.first != 3*time.Second || a.total != 5*time.Second {
+			t.Fatalf("first %v total %v, want 3s, 5s", a.first, a.total)
+		}
+	})
 	t.Run("stream: first event at TTFT, whole answer at out/tps later", func(t *testing.T) {
 		a := testProvider(Provider{TokensPerSecond: 50}).receive(0, true, 100, 100, 100)
 		if a.first != 200*time.Millisecond || a.total != 2200*time.Millisecond || a.tps != 50 {
@@ -239,5 +248,29 @@ func TestWireOf(t *testing.T) {
 				t.Errorf("stream done %v with usage %+v, want done with 120 in, 34 out", dec.Done(), last)
 			}
 		})
+	}
+}
+
+// A slow_starts share of answers start at its TTFT; the rest keep their
+// draws, and a provider without slow starts draws exactly as before.
+func TestProviderSlowStartShare(t *testing.T) {
+	const n = 10000
+	slow := testProvider(Provider{SlowStarts: SlowStarts{Share: 0.1, TTFT: 3 * time.Second}})
+	var late int
+	for i := range n {
+		if a := slow.receive(time.Duration(i)*time.Millisecond, i%2 == 0, 100, 100, 10); a.first == 3*time.Second {
+			late++
+		}
+	}
+	if late < n/10-n/100 || late > n/10+n/100 {
+		t.Errorf("%d of %d answers started slowly, want 10%% ± 1 point", late, n)
+	}
+	plain, off := testProvider(Provider{}), testProvider(Provider{SlowStarts: SlowStarts{TTFT: 3 * time.Second}})
+	plain.m.TTFT.P95, off.m.TTFT.P95 = time.Second, time.Second // draws that vary
+	for i := range 100 {
+		a, b := plain.receive(0, true, 1, 1, 1), off.receive(0, true, 1, 1, 1)
+		if a.first != b.first {
+			t.Fatalf("draw %d: %v with no slow starts configured, %v with share 0", i, a.first, b.first)
+		}
 	}
 }

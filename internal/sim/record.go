@@ -38,6 +38,7 @@ type upTotals struct {
 // clientTotals are the totals the client sees.
 type clientTotals struct {
 	requests, succeeded, attempts, failovers, rescued int64
+	hedges                                            int64
 	cost                                              float64
 }
 
@@ -79,10 +80,13 @@ func (r *recorder) attempt(u int, sent time.Duration, o outcome.Class) {
 	}
 }
 
-// success adds a success's usage and cost to upstream u.
-func (r *recorder) success(u int, in, out int64, cost float64) {
+// usage adds an attempt's billed usage and cost to upstream u; served
+// counts it as a success.
+func (r *recorder) usage(u int, served bool, in, out int64, cost float64) {
 	t := &r.ups[u]
-	t.served++
+	if served {
+		t.served++
+	}
 	t.in += in
 	t.out += out
 	t.cost += cost
@@ -98,15 +102,17 @@ func (r *recorder) request(q *request, now time.Duration, label string, ttft tim
 	c := &r.client
 	c.requests++
 	c.attempts += int64(q.log.Attempts)
-	if q.log.Attempts > 1 {
-		c.failovers += int64(q.log.Attempts - 1)
+	c.hedges += int64(q.hedges)
+	failovers := q.log.Attempts - 1 - q.hedges // a hedge is no failover
+	if failovers > 0 {
+		c.failovers += int64(failovers)
 	}
 	if label != clientOK {
 		r.failed[b]++
 		return
 	}
 	c.succeeded++
-	if q.log.Attempts > 1 {
+	if failovers > 0 {
 		c.rescued++
 	}
 	r.lat[b] = append(r.lat[b], float32(ms(now-q.start)))

@@ -32,6 +32,8 @@ type Summary struct {
 	DurationS float64           `json:"duration_s"`
 	Overall   Overall           `json:"overall"`
 	Upstreams []UpstreamSummary `json:"upstreams"`
+	// Comparison is the second run of Scenario.Compare; nil without one.
+	Comparison *Comparison `json:"comparison,omitempty"`
 }
 
 // Overall is what the clients saw.
@@ -43,10 +45,13 @@ type Overall struct {
 	// ClientErrors counts every other answer by status and code, by label.
 	ClientErrors []LabelCount `json:"client_errors"`
 	// Attempts counts upstream attempts; Failovers those after a request's
-	// first; Rescued the successful requests that needed a failover.
+	// first but its hedges; Rescued the successful requests that needed a
+	// failover; Hedges the attempts raced alongside a slow one (DESIGN.md
+	// §10).
 	Attempts  int64 `json:"attempts"`
 	Failovers int64 `json:"failovers"`
 	Rescued   int64 `json:"rescued_by_failover"`
+	Hedges    int64 `json:"hedges,omitempty"`
 	// LatencyMs is over successful requests; TTFTMs over successful streams.
 	LatencyMs Percentiles `json:"latency_ms"`
 	TTFTMs    Percentiles `json:"ttft_ms"`
@@ -104,7 +109,7 @@ func (r *run) report(seed uint64) *Report {
 	s := Summary{Scenario: r.sc.Name, Seed: seed, DurationS: r.sc.Duration.Seconds()}
 	s.Overall = Overall{
 		Requests: c.requests, Succeeded: c.succeeded, SuccessRate: round(ratio(c.succeeded, c.requests), 6),
-		Attempts: c.attempts, Failovers: c.failovers, Rescued: c.rescued,
+		Attempts: c.attempts, Failovers: c.failovers, Rescued: c.rescued, Hedges: c.hedges,
 		LatencyMs: percentiles(slices.Concat(rec.lat...)), TTFTMs: percentiles(slices.Concat(rec.ttft...)),
 		CostUSD: round(c.cost, 6), ClientErrors: []LabelCount{}, Affinity: rec.affinity,
 	}
@@ -241,6 +246,9 @@ func (rp *Report) markdown() []byte {
 	fmt.Fprintf(&b, "| upstream attempts | %d |\n", o.Attempts)
 	fmt.Fprintf(&b, "| failovers (attempts after the first) | %d |\n", o.Failovers)
 	fmt.Fprintf(&b, "| requests rescued by a failover | %d |\n", o.Rescued)
+	if o.Hedges > 0 {
+		fmt.Fprintf(&b, "| hedges (attempts raced alongside a slow one) | %d |\n", o.Hedges)
+	}
 	fmt.Fprintf(&b, "| latency p50 / p95 / p99 | %s / %s / %s |\n", msText(o.LatencyMs.P50), msText(o.LatencyMs.P95), msText(o.LatencyMs.P99))
 	fmt.Fprintf(&b, "| TTFT p50 / p95 / p99 (streams) | %s / %s / %s |\n", msText(o.TTFTMs.P50), msText(o.TTFTMs.P95), msText(o.TTFTMs.P99))
 	fmt.Fprintf(&b, "| cost | $%.2f |\n", o.CostUSD)
@@ -255,6 +263,7 @@ func (rp *Report) markdown() []byte {
 		}
 		b.WriteString("\n")
 	}
+	rp.comparisonMarkdown(&b)
 	b.WriteString("## Upstreams\n\n")
 	b.WriteString("| upstream | tier | weight | configured share | actual share | requests | served | 429s | errors | breaker trips | cost |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")

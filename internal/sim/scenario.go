@@ -42,6 +42,10 @@ type Scenario struct {
 	// Upstreams is the provider model of each config upstream that serves a
 	// simulated model, by upstream name.
 	Upstreams map[string]Provider `yaml:"upstreams"`
+	// Compare runs the scenario a second time, same seed, with a feature
+	// off, and adds the comparison to the report: "hedging" (hedging off
+	// in every route), or "" for none.
+	Compare string `yaml:"compare"`
 }
 
 // Phase is a stretch of traffic at one rate and mix.
@@ -111,6 +115,18 @@ type Provider struct {
 	Brownouts []Brownout `yaml:"brownouts"`
 	// Hangs accept requests and never answer.
 	Hangs []Window `yaml:"hangs"`
+	// SlowStarts makes a share of successful answers start late.
+	SlowStarts SlowStarts `yaml:"slow_starts"`
+}
+
+// SlowStarts is a share of answers whose first byte (a stream's first
+// event, a whole answer's response) takes a fixed time instead of the
+// TTFT or latency draw: a provider that now and then queues a request.
+type SlowStarts struct {
+	// Share of successful answers that start slowly, 0–1. Default 0.
+	Share float64 `yaml:"share"`
+	// TTFT replaces the draw for them. Required, > 0, when Share > 0.
+	TTFT time.Duration `yaml:"ttft"`
 }
 
 // Window is a stretch of simulated time, [Start, End).

@@ -66,6 +66,10 @@ func TestParseScenario(t *testing.T) {
 		{"headers", [2]string{"ttft: {p50: 300ms}\n  azure", "ttft: {p50: 300ms}\n    headers: azure\n  azure"}, `upstreams.openai-main.headers: must be one of openai, anthropic, none; got "azure"`},
 		{"unknown key", [2]string{"rate: 5", "rate: 5\n    rpm: 5"}, `unknown field "rpm"`},
 		{"unknown client key", [2]string{"model: gpt-4o-mini", "model: gpt-4o-mini\nkey: nobody"}, `key: no client key named "nobody" in the config`},
+		{"slow start share", [2]string{"ttft: {p50: 300ms}\n  azure", "ttft: {p50: 300ms}\n    slow_starts: {share: 1.5, ttft: 3s}\n  azure"}, "upstreams.openai-main.slow_starts.share: must be 0–1, got 1.5"},
+		{"slow start without its ttft", [2]string{"ttft: {p50: 300ms}\n  azure", "ttft: {p50: 300ms}\n    slow_starts: {share: 0.1}\n  azure"}, "upstreams.openai-main.slow_starts.ttft: must be > 0, got 0s"},
+		{"compare what", [2]string{"model: gpt-4o-mini", "model: gpt-4o-mini\ncompare: retries"}, `compare: must be "hedging" or empty, got "retries"`},
+		{"compare hedging without hedging", [2]string{"model: gpt-4o-mini", "model: gpt-4o-mini\ncompare: hedging"}, "compare: the config hedges no route: set defaults.hedge or a route's hedge.delay"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -114,3 +114,33 @@ func TestSchedStopEndsWorkers(t *testing.T) {
 		t.Fatalf("%d goroutines after stop, %d before", n, before)
 	}
 }
+
+// A hedged request's race in miniature: a task spawns another (goTask),
+// which blocks on the simulated upstream; the first cancels it and waits
+// a bounded time for it to unwind (endRace's lossWait). The cancelled task
+// resumes at the same virtual instant, so the wait ends ready, not
+// expired, and no time passes.
+func TestSchedCancelSpawnedTask(t *testing.T) {
+	s := newSched(epoch)
+	var log []string
+	note := func(what string) { log = append(log, s.now.String()+" "+what) }
+	s.spawn(nil, func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		unwound := make(chan struct{})
+		s.spawn(nil, func() {
+			note("racer sends")
+			err := s.sleep(ctx, 10*time.Second)
+			note("racer unwinds: " + err.Error())
+			close(unwound)
+		})
+		_ = s.sleep(context.Background(), time.Second)
+		cancel()
+		note("cancelled; waits up to 100ms")
+		note("wait " + waitName(s.Wait(context.Background(), unwound, 100*time.Millisecond)))
+	})
+	s.run()
+	want := []string{"0s racer sends", "1s cancelled; waits up to 100ms", "1s racer unwinds: context canceled", "1s wait ready"}
+	if !slices.Equal(log, want) {
+		t.Fatalf("ran\n%q\nwant\n%q", log, want)
+	}
+}

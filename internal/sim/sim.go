@@ -67,22 +67,43 @@ type run struct {
 // Run simulates sc against cfg with seed and returns the report. Every
 // request goes through the gateway's real handler and attempt loop, one at
 // a time, in virtual time (sched): nothing sleeps and no socket is opened.
+// With sc.Compare it runs sc again with that feature off and adds the
+// comparison to the report.
 func Run(cfg *config.Config, sc *Scenario, seed uint64) (*Report, error) {
+	rp, err := runOnce(cfg, sc, seed)
+	if err != nil || sc.Compare != CompareHedging {
+		return rp, err
+	}
+	off, err := runOnce(withoutHedging(cfg), sc, seed)
+	if err != nil {
+		return nil, err
+	}
+	rp.compare(CompareHedging, off)
+	return rp, nil
+}
+
+// runOnce is one run of sc against cfg.
+func runOnce(cfg *config.Config, sc *Scenario, seed uint64) (*Report, error) {
 	r, err := newRun(cfg, sc, seed)
 	if err != nil {
 		return nil, err
 	}
+	r.simulate()
+	return r.report(seed), nil
+}
+
+// simulate starts the traffic and the probes and runs until nothing is left.
+func (r *run) simulate() {
 	for i := range r.phases {
-		r.sched.AfterFunc(*sc.Traffic[i].Start, func() { r.arrive(i) })
+		r.sched.AfterFunc(*r.sc.Traffic[i].Start, func() { r.arrive(i) })
 	}
-	if cfg.Health.Interval > 0 {
+	if r.cfg.Health.Interval > 0 {
 		for _, u := range r.ups {
 			r.sched.AfterFunc(0, func() { r.probe(u) })
 		}
 	}
 	r.sched.run()
 	r.sched.stop()
-	return r.report(seed), nil
 }
 
 func newRun(cfg *config.Config, sc *Scenario, seed uint64) (*run, error) {

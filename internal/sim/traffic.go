@@ -23,20 +23,28 @@ func (g *phaseGen) gap() time.Duration {
 }
 
 // newRequest draws one request of the phase at now; sess continues a
-// conversation (nil: a new arrival, which may start one).
+// conversation (nil: a new arrival, which may start one). A new arrival
+// draws from the phase's stream; a later turn, which comes when the answer
+// before it did, from its session's own, so that how fast answers come
+// changes no arrival (compare: the same traffic with and without a feature).
 func (g *phaseGen) newRequest(idx int, now time.Duration, sess *session) *request {
 	p := g.p
 	q := &request{phase: idx, start: now, sess: sess, maxTok: int64(p.MaxTokens), model: p.Model}
-	q.stream = g.rng.Float64() < p.StreamShare
-	if sess == nil && p.Sessions.Share > 0 && g.rng.Float64() < p.Sessions.Share {
+	rng := g.rng
+	if sess != nil {
+		rng = sess.rng
+	}
+	q.stream = rng.Float64() < p.StreamShare
+	if sess == nil && p.Sessions.Share > 0 && rng.Float64() < p.Sessions.Share {
 		g.sessions++
 		q.sess = &session{
 			id:   "p" + strconv.Itoa(idx) + "-s" + strconv.Itoa(g.sessions),
-			left: int(p.Sessions.Turns.sample(g.rng)),
+			left: int(p.Sessions.Turns.sample(rng)),
+			rng:  rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())),
 		}
 	}
-	prompt := p.PromptTokens.sample(g.rng)
-	q.out = min(p.CompletionTokens.sample(g.rng), q.maxTok)
+	prompt := p.PromptTokens.sample(rng)
+	q.out = min(p.CompletionTokens.sample(rng), q.maxTok)
 	if q.sess != nil {
 		q.sess.left--
 		prompt += q.sess.history
@@ -68,7 +76,7 @@ func (r *run) nextTurn(q *request) {
 		return
 	}
 	g := r.phases[q.phase]
-	think := g.p.Sessions.ThinkTime.sample(g.rng)
+	think := g.p.Sessions.ThinkTime.sample(s.rng)
 	at := r.sched.now + think
 	if at >= r.sc.Duration {
 		return

@@ -80,6 +80,15 @@ func (s *Scenario) Validate(cfg *config.Config) config.Errors {
 	if s.Protocol != "" && s.Protocol != ProtocolOpenAI && s.Protocol != ProtocolAnthropic {
 		c.add("protocol", "must be %s or %s, got %q", ProtocolOpenAI, ProtocolAnthropic, s.Protocol)
 	}
+	switch s.Compare {
+	case "":
+	case CompareHedging:
+		if !hedgingOn(cfg) {
+			c.add("compare", "the config hedges no route: set defaults.hedge or a route's hedge.delay")
+		}
+	default:
+		c.add("compare", "must be %q or empty, got %q", CompareHedging, s.Compare)
+	}
 	if len(s.Traffic) == 0 {
 		c.add("traffic", "required: at least one phase")
 	}
@@ -177,6 +186,10 @@ func (u *Provider) check(c *checker, path string, limit time.Duration) {
 	}
 	for i, w := range u.Hangs {
 		c.window(fmt.Sprintf("%s.hangs[%d]", path, i), w.Start, w.End, limit)
+	}
+	c.share(path+".slow_starts.share", u.SlowStarts.Share)
+	if u.SlowStarts.Share > 0 {
+		c.positive(path+".slow_starts.ttft", u.SlowStarts.TTFT)
 	}
 }
 

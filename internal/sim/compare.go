@@ -1,0 +1,106 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"switchyard/internal/config"
+)
+
+// CompareHedging is Scenario.Compare's value that runs the scenario a
+// second time with hedging off.
+const CompareHedging = "hedging"
+
+// Comparison sets the run against the same scenario and seed run again
+// with one feature turned off (Scenario.Compare).
+type Comparison struct {
+	// Of names what the second run turned off: "hedging".
+	Of      string `json:"of"`
+	With    Side   `json:"with"`
+	Without Side   `json:"without"`
+	// ExtraAttempts is how many more upstream attempts With made than
+	// Without, as a share of Without's.
+	ExtraAttempts float64 `json:"extra_attempts"`
+}
+
+// Side is one run of a comparison, as its clients and bill saw it.
+type Side struct {
+	Requests  int64 `json:"requests"`
+	Succeeded int64 `json:"succeeded"`
+	Attempts  int64 `json:"attempts"`
+	// Hedges counts the attempts raced alongside a slow one.
+	Hedges    int64       `json:"hedges"`
+	LatencyMs Percentiles `json:"latency_ms"`
+	TTFTMs    Percentiles `json:"ttft_ms"`
+	CostUSD   float64     `json:"cost_usd"`
+}
+
+// withoutHedging returns a copy of cfg with hedging off in the defaults
+// and every route; everything else is shared with cfg.
+func withoutHedging(cfg *config.Config) *config.Config {
+	off := *cfg
+	off.Defaults.Hedge.Delay = "0s"
+	off.Routes = slices.Clone(cfg.Routes)
+	for i := range off.Routes {
+		off.Routes[i].Hedge.Delay = "0s"
+	}
+	return &off
+}
+
+// hedgingOn reports whether cfg hedges any route: the defaults (models
+// without a route) or a route's own.
+func hedgingOn(cfg *config.Config) bool {
+	return cfg.Defaults.Hedge.On() || slices.ContainsFunc(cfg.Routes, func(r config.Route) bool { return r.Hedge.On() })
+}
+
+// side sums up rp for a comparison.
+func (rp *Report) side() Side {
+	o := &rp.Summary.Overall
+	return Side{
+		Requests: o.Requests, Succeeded: o.Succeeded, Attempts: o.Attempts, Hedges: o.Hedges,
+		LatencyMs: o.LatencyMs, TTFTMs: o.TTFTMs, CostUSD: o.CostUSD,
+	}
+}
+
+// compare sets rp (the run as configured) against without, the same
+// scenario and seed run with of turned off.
+func (rp *Report) compare(of string, without *Report) {
+	c := &Comparison{Of: of, With: rp.side(), Without: without.side()}
+	c.ExtraAttempts = round(change(float64(c.With.Attempts), float64(c.Without.Attempts)), 4)
+	rp.Summary.Comparison = c
+}
+
+// change is a's relative difference from b; 0 when b is.
+func change(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a/b - 1
+}
+
+// comparisonMarkdown renders summary.md's comparison section; nothing
+// without one.
+func (rp *Report) comparisonMarkdown(b *bytes.Buffer) {
+	c := rp.Summary.Comparison
+	if c == nil {
+		return
+	}
+	w, wo := &c.With, &c.Without
+	fmt.Fprintf(b, "## With and without %s\n\n", c.Of)
+	fmt.Fprintf(b, "The same traffic and seed, run again with %s off in every route (`compare: %s`).\n\n", c.Of, c.Of)
+	fmt.Fprintf(b, "| metric | with %s | without | change |\n| --- | ---: | ---: | ---: |\n", c.Of)
+	ms := func(name string, with, without float64) {
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", name, msText(with), msText(without), signedPct(change(with, without)))
+	}
+	ms("TTFT p50 (streams)", w.TTFTMs.P50, wo.TTFTMs.P50)
+	ms("TTFT p99 (streams)", w.TTFTMs.P99, wo.TTFTMs.P99)
+	ms("latency p50", w.LatencyMs.P50, wo.LatencyMs.P50)
+	ms("latency p99", w.LatencyMs.P99, wo.LatencyMs.P99)
+	fmt.Fprintf(b, "| upstream attempts | %d | %d | %s |\n", w.Attempts, wo.Attempts, signedPct(c.ExtraAttempts))
+	fmt.Fprintf(b, "| hedges | %d (%s of requests) | %d | |\n", w.Hedges, pct(ratio(w.Hedges, w.Requests)), wo.Hedges)
+	fmt.Fprintf(b, "| succeeded | %d of %d | %d of %d | |\n", w.Succeeded, w.Requests, wo.Succeeded, wo.Requests)
+	fmt.Fprintf(b, "| cost | $%.2f | $%.2f | %s |\n\n", w.CostUSD, wo.CostUSD, signedPct(change(w.CostUSD, wo.CostUSD)))
+}
+
+func signedPct(f float64) string { return fmt.Sprintf("%+.1f%%", 100*f) }
