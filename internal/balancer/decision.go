@@ -45,6 +45,23 @@ type Decision struct {
 	// Affinity says whether a session binding hit, missed, fell through or
 	// migrated.
 	Affinity AffinityRecord
+	// Tried lists the attempts made on this plan, in the order they
+	// started; the balancer leaves it empty and the attempt loop fills it
+	// in before it records the decision (DESIGN.md §10).
+	Tried []TriedRecord
+}
+
+// TriedRecord is one attempt made on a plan.
+type TriedRecord struct {
+	// Upstream is the upstream tried.
+	Upstream string `json:"upstream"`
+	// Hedge: raced alongside a slower attempt rather than after a failure.
+	Hedge bool `json:"hedge,omitempty"`
+	// Outcome is how it ended (outcome class name: success, server_error,
+	// rate_limited, canceled, …).
+	Outcome string `json:"outcome"`
+	// Won: the client got this attempt's answer.
+	Won bool `json:"won,omitempty"`
 }
 
 // TierRecord is one priority tier of a Decision, as returned by
@@ -92,6 +109,7 @@ type decisionJSON struct {
 	ElapsedNs int64           `json:"elapsed_ns"`
 	At        time.Time       `json:"at"`
 	Affinity  *AffinityRecord `json:"affinity,omitempty"`
+	Tried     []TriedRecord   `json:"tried,omitempty"`
 }
 
 // MarshalJSON encodes the Decision with its records grouped by tier; empty
@@ -100,7 +118,7 @@ func (d Decision) MarshalJSON() ([]byte, error) {
 	w := decisionJSON{
 		RequestID: d.RequestID, Model: d.Model, Key: d.Key, Session: d.Session, Stream: d.Stream,
 		Strategy: d.Strategy, Tiers: d.Tiers(), Order: nonNil(d.Order), Waitable: nonNil(d.Waitable),
-		Chosen: d.Chosen, ElapsedNs: d.ElapsedNs, At: d.At,
+		Chosen: d.Chosen, ElapsedNs: d.ElapsedNs, At: d.At, Tried: d.Tried,
 	}
 	if d.Affinity.Session != "" {
 		w.Affinity = &d.Affinity

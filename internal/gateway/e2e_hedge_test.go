@@ -148,6 +148,16 @@ func TestHedgeGivesTheSlotBack(t *testing.T) {
 			t.Errorf("%s: hedges %s / won %s, want %d / %d", want.name, u.Get("hedges_5m"), u.Get("hedges_won_5m"), want.hedges, want.hedgesWon)
 		}
 	}
+	// Each decision lists the attempts raced on its plan and the winner.
+	d := rawRequest(t, "GET", e.URL+"/admin/api/decisions?limit=5", nil, "Authorization", "Bearer "+adminToken)
+	if n := gjson.GetBytes(d.body, "#").Int(); n != 5 {
+		t.Fatalf("%d decisions, want 5: %s", n, d.body)
+	}
+	for _, dec := range gjson.ParseBytes(d.body).Array() {
+		if got := dec.Get("tried").Raw; got != `[{"upstream":"primary","outcome":"canceled"},{"upstream":"secondary","hedge":true,"outcome":"success","won":true}]` {
+			t.Errorf("decision %s tried %s, want the primary cancelled and the secondary's hedge won", dec.Get("request_id"), got)
+		}
+	}
 	// The request log lists both raced attempts: the primary's, cancelled
 	// after the hedge delay, and the hedge that won.
 	for _, l := range e.RequestLogs() {

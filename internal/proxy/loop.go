@@ -99,13 +99,31 @@ func (x *exchange) tryModel(ctx context.Context, model string, fallback bool) bo
 		plan, wait := x.plan(ctx, rt, model, ups, int64(len(body)))
 		x.tally.noteRetry(wait)
 		if len(plan.Order)+len(plan.Waitable) > 0 || wait <= 0 || waited+wait > rt.cfg.MaxWait {
-			return x.runPlan(ctx, plan, rt, model, body)
+			from := len(x.log.Tried)
+			done := x.runPlan(ctx, plan, rt, model, body)
+			x.decided(&plan.Decision, x.log.Tried[from:])
+			return done
 		}
+		x.decided(&plan.Decision, nil)
 		if clock.Wait(ctx, x.s.opts.Clock, nil, wait) == clock.Done {
 			return false
 		}
 		waited += wait
 	}
+}
+
+// decided records a plan's decision once its attempts (tried) are over.
+func (x *exchange) decided(d *balancer.Decision, tried []store.Attempt) {
+	if x.s.opts.OnDecision == nil {
+		return
+	}
+	if len(tried) > 0 {
+		d.Tried = make([]balancer.TriedRecord, len(tried))
+		for i, t := range tried {
+			d.Tried[i] = balancer.TriedRecord{Upstream: t.Upstream, Hedge: t.Hedge, Outcome: t.Outcome, Won: t.Won}
+		}
+	}
+	x.s.opts.OnDecision(d)
 }
 
 // plan asks rt's balancer for the order of ups with the live state, and
@@ -126,9 +144,6 @@ func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*ups
 	}
 	if x.session.id != "" && rt.affinityOn {
 		x.s.opts.Metrics.Affinity(plan.Decision.Affinity.Result)
-	}
-	if x.s.opts.OnDecision != nil {
-		x.s.opts.OnDecision(&plan.Decision)
 	}
 	if plan.Decision.Chosen != "" {
 		x.s.opts.Metrics.Selection(rt.cfg.Model, plan.Decision.Chosen)

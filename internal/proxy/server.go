@@ -59,8 +59,10 @@ type Options struct {
 	Latency func(upstream string) float64
 	// Logs receives request logs; nil disables them.
 	Logs LogSink
-	// OnDecision, when set, receives every routing decision (after the plan
-	// is made, before any attempt). It must not block.
+	// OnDecision, when set, receives every routing decision once the
+	// attempts made on its plan are over, listed in Decision.Tried (a plan
+	// that only waited for an upstream to free up has none). It must not
+	// block, and may keep the decision.
 	OnDecision func(*balancer.Decision)
 	// MaxResponseBytes caps a non-streaming upstream response. Default 64 MiB.
 	MaxResponseBytes int64
