@@ -57,14 +57,30 @@ func BenchmarkServeHTTPTranslated(b *testing.B) {
 // peek, plan, admission, start, commit, done, the request log — with the
 // network taken out: the upstream is an in-memory transport and the client
 // a ResponseRecorder.
+//
+// The hedged case runs the same request on a route with hedging on whose
+// delay never passes: the race's own cost (a goroutine per attempt) with
+// no hedge sent.
 func BenchmarkServeHTTP(b *testing.B) {
-	for _, n := range []int{1, 10} {
-		b.Run(strconv.Itoa(n)+"-upstreams", func(b *testing.B) {
+	cases := []struct {
+		name  string
+		n     int
+		hedge config.Hedge
+	}{
+		{"1-upstreams", 1, config.Hedge{}},
+		{"10-upstreams", 10, config.Hedge{}},
+		{"10-upstreams-hedged", 10, config.Hedge{Delay: "30s", Max: 1, Budget: 0.1}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
 			var ups []config.Upstream
-			for i := range n {
+			for i := range c.n {
 				ups = append(ups, upstreamCfg("u"+strconv.Itoa(i), config.ProviderOpenAI, "http://upstream.invalid/v1", "gpt-4o"))
 			}
 			d := config.Default()
+			if c.hedge.Max > 0 {
+				d.Defaults.Hedge = c.hedge
+			}
 			cat, err := NewCatalog(CatalogInput{Upstreams: ups, Keys: []config.Key{{Name: "k", Key: testKey}}, Defaults: d.Defaults,
 				Affinity: d.Affinity, Seed: 1, Now: clock.Real{}.Now})
 			if err != nil {
