@@ -310,9 +310,9 @@ func TestLint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// one series per family, except tokens (2), affinity (5) and breaker state (3)
-	if n != 23 {
-		t.Errorf("series = %d, want 23", n)
+	// one series per family, except tokens (2), affinity (6) and breaker state (3)
+	if n != 24 {
+		t.Errorf("series = %d, want 24", n)
 	}
 }
 
