@@ -68,7 +68,7 @@ func (r *recorder) cacheAffinity(from, to time.Duration) CacheAffinity {
 			c.Warm += int64(r.warm[b])
 		}
 	}
-	c.Rate = round(ratio(c.Warm, c.Turns), 4)
+	c.Rate = round(ratio(c.Warm, c.Turns), 6)
 	return c
 }
 

@@ -69,7 +69,7 @@ func TestCacheAffinityWindow(t *testing.T) {
 	}{
 		{0, time.Hour, CacheAffinity{Turns: 4, Warm: 2, Rate: 0.5}},
 		{0, 2 * time.Minute, CacheAffinity{Turns: 1, Warm: 1, Rate: 1}},
-		{2 * time.Minute, 5 * time.Minute, CacheAffinity{Turns: 3, Warm: 1, Rate: 0.3333}},
+		{2 * time.Minute, 5 * time.Minute, CacheAffinity{Turns: 3, Warm: 1, Rate: 0.333333}},
 		{5 * time.Minute, time.Hour, CacheAffinity{}},
 	}
 	for _, tc := range tests {
@@ -81,32 +81,37 @@ func TestCacheAffinityWindow(t *testing.T) {
 	}
 }
 
-// TestChatSessionsOutageCacheAffinity runs issue 17's must-show scenario:
-// the rate is reported, and the outage costs warm turns. It logs the rate
-// before, during and after the outage (go test -run CacheAffinity -v).
+// TestChatSessionsCacheAffinity runs issue 17's must-show scenario, and
+// chat-sessions for reference: the rate is reported, and the outage of
+// anthropic-b costs warm turns. It logs the rate before, during and after
+// the outage, docs/simulator.md's table (go test -run CacheAffinity -v).
 // TestRateLimitStormGolden holds a scenario without sessions to no
 // cache-affinity output.
-func TestChatSessionsOutageCacheAffinity(t *testing.T) {
-	cfgPath, scPath := examples+"chat-sessions-outage.config.yaml", examples+"chat-sessions-outage.yaml"
-	rp := simulate(t, cfgPath, scPath, 4)
-	c := rp.Summary.Overall.CacheAffinity
-	if c == nil || c.Turns < 10000 || c.Rate <= 0 || c.Rate > 1 {
-		t.Fatalf("cache affinity %+v, want one over more than 10,000 turns", c)
-	}
-	md := files(t, rp)[FileSummaryMD]
-	if row := fmt.Sprintf("| %s (%d of %d) |", pct(c.Rate), c.Warm, c.Turns); !bytes.Contains(md, []byte(row)) {
-		t.Errorf("summary.md has no row ending %q", row)
-	}
-	out := rp.sc.Upstreams["anthropic-b"].Outages
-	if len(out) != 1 {
-		t.Fatalf("anthropic-b outages %v, want one", out)
-	}
-	before := rp.rec.cacheAffinity(0, out[0].Start)
-	during := rp.rec.cacheAffinity(out[0].Start, out[0].End)
-	after := rp.rec.cacheAffinity(out[0].End, rp.sc.Duration)
-	text := func(c CacheAffinity) string { return fmt.Sprintf("%s (%d of %d)", pct(c.Rate), c.Warm, c.Turns) }
-	t.Logf("cache-affinity rate: overall %s; before the outage %s, during %s, after %s", text(*c), text(before), text(during), text(after))
-	if during.Rate >= before.Rate {
-		t.Errorf("rate during the outage %v, before %v: a session whose upstream is down cannot keep its cache", during.Rate, before.Rate)
+func TestChatSessionsCacheAffinity(t *testing.T) {
+	for _, name := range []string{"chat-sessions-outage", "chat-sessions"} {
+		t.Run(name, func(t *testing.T) {
+			rp := simulate(t, examples+name+".config.yaml", examples+name+".yaml", 4)
+			c := rp.Summary.Overall.CacheAffinity
+			if c == nil || c.Turns < 10000 || c.Rate <= 0 || c.Rate > 1 {
+				t.Fatalf("cache affinity %+v, want one over more than 10,000 turns", c)
+			}
+			md := files(t, rp)[FileSummaryMD]
+			if row := fmt.Sprintf("| %s (%d of %d) |", pct(c.Rate), c.Warm, c.Turns); !bytes.Contains(md, []byte(row)) {
+				t.Errorf("summary.md has no row ending %q", row)
+			}
+			out := rp.sc.Upstreams["anthropic-b"].Outages
+			if len(out) != 1 {
+				t.Fatalf("anthropic-b outages %v, want one", out)
+			}
+			before := rp.rec.cacheAffinity(0, out[0].Start)
+			during := rp.rec.cacheAffinity(out[0].Start, out[0].End)
+			after := rp.rec.cacheAffinity(out[0].End, rp.sc.Duration)
+			text := func(c CacheAffinity) string { return fmt.Sprintf("%s (%d of %d)", pct(c.Rate), c.Warm, c.Turns) }
+			t.Logf("cache-affinity rate: overall %s; before the outage %s, during (%s–%s) %s, after %s",
+				text(*c), text(before), out[0].Start, out[0].End, text(during), text(after))
+			if during.Rate >= before.Rate {
+				t.Errorf("rate during the outage %v, before %v: a session whose upstream is down cannot keep its cache", during.Rate, before.Rate)
+			}
+		})
 	}
 }
