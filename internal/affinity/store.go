@@ -23,8 +23,11 @@ type Key struct {
 // Binding is one live entry of the sticky table, as the admin API shows it.
 type Binding struct {
 	Key
-	// Upstream is the name of the bound upstream.
+	// Upstream is the name of the bound upstream: the session's home.
 	Upstream string `json:"upstream"`
+	// StandIn is the upstream that serves the session while its home is
+	// unavailable (DESIGN.md §5); "" when none has had to.
+	StandIn string `json:"stand_in,omitempty"`
 	// CreatedAt is when the session was bound to Upstream. Rebinding to the
 	// same upstream keeps it; rebinding to another resets it.
 	CreatedAt time.Time `json:"created_at"`
@@ -34,6 +37,12 @@ type Binding struct {
 	// LastUsed + Policy.Sliding and CreatedAt + Policy.Absolute. Zero when
 	// neither limit applies.
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
+}
+
+// Bound is where a session goes: its home and, once the home has been
+// unavailable, the stand-in that served it meanwhile (DESIGN.md §5).
+type Bound struct {
+	Home, StandIn string
 }
 
 // Policy holds the TTLs of one route. Pass it on every call so that per-route
@@ -46,10 +55,13 @@ type Policy struct {
 	// upstream, however often it is used, so that a session is never stuck on
 	// one upstream for ever. ≤ 0 disables the limit. Default 30m.
 	Absolute time.Duration
+	// FailBack: a session returns to its home when the home is available
+	// again (affinity.fail_back); false makes the stand-in its new home.
+	FailBack bool
 }
 
 // DefaultPolicy holds the TTLs of DESIGN.md §2: sliding 5m, absolute 30m.
-var DefaultPolicy = Policy{Sliding: 5 * time.Minute, Absolute: 30 * time.Minute}
+var DefaultPolicy = Policy{Sliding: 5 * time.Minute, Absolute: 30 * time.Minute, FailBack: true}
 
 // DefaultMaxEntries is the default bound of a Table (affinity.max_entries).
 const DefaultMaxEntries = 10000
@@ -57,7 +69,7 @@ const DefaultMaxEntries = 10000
 // PolicyFor resolves a route's affinity settings: the route's overrides where
 // set (non-nil Enabled, non-zero TTLs), the global block otherwise.
 func PolicyFor(global config.Affinity, route config.RouteAffinity) (pol Policy, enabled bool) {
-	pol = Policy{Sliding: global.SlidingTTL, Absolute: global.AbsoluteTTL}
+	pol = Policy{Sliding: global.SlidingTTL, Absolute: global.AbsoluteTTL, FailBack: global.FailBack}
 	if route.SlidingTTL != 0 {
 		pol.Sliding = route.SlidingTTL
 	}
@@ -108,18 +120,23 @@ func (p Policy) expiresAt(created, lastUsed time.Time) time.Time {
 // simply is not used for that request (seed 000). Only expiry, LRU eviction,
 // a Bind to another upstream and DeleteSession end a binding.
 type Store interface {
-	// Get returns the upstream bound to k if the binding is live under pol,
-	// and marks it used (sliding TTL and LRU recency). An expired binding is
+	// Get returns where k is bound if the binding is live under pol, and
+	// marks it used (sliding TTL and LRU recency). An expired binding is
 	// removed and reported as a miss. Hits and misses count in the stats.
-	Get(k Key, pol Policy) (upstream string, ok bool)
+	Get(k Key, pol Policy) (Bound, bool)
 	// Peek returns the binding of k if it is live under pol, without marking
 	// it used, removing it or counting it: for /admin/api/explain.
 	Peek(k Key, pol Policy) (Binding, bool)
-	// Bind binds k to upstream and marks it used. Rebinding to the same
-	// upstream keeps the creation time (the absolute TTL keeps running);
-	// binding to another upstream, or rebinding an expired binding, starts
-	// a new one. An empty session or upstream is ignored.
+	// Bind binds k to upstream as its home, drops any stand-in and marks
+	// it used. Rebinding to the same upstream keeps the creation time (the
+	// absolute TTL keeps running); binding to another upstream, or
+	// rebinding an expired binding, starts a new one. An empty session or
+	// upstream is ignored.
 	Bind(k Key, upstream string, pol Policy)
+	// BindStandIn makes upstream the stand-in of k's live binding, keeping
+	// its home and creation time, and marks it used; without a live
+	// binding it binds upstream as the home.
+	BindStandIn(k Key, upstream string, pol Policy)
 	// DeleteSession removes every binding of session, under every key and
 	// route, and returns how many live ones it removed.
 	DeleteSession(session string) int
@@ -133,11 +150,13 @@ type Store interface {
 // ends early (as a miss, or a no-op) when it ends.
 type ContextStore interface {
 	// Get is Store.Get.
-	Get(ctx context.Context, k Key, pol Policy) (upstream string, ok bool)
+	Get(ctx context.Context, k Key, pol Policy) (Bound, bool)
 	// Peek is Store.Peek.
 	Peek(ctx context.Context, k Key, pol Policy) (Binding, bool)
 	// Bind is Store.Bind.
 	Bind(ctx context.Context, k Key, upstream string, pol Policy)
+	// BindStandIn is Store.BindStandIn.
+	BindStandIn(ctx context.Context, k Key, upstream string, pol Policy)
 	// DeleteSession is Store.DeleteSession.
 	DeleteSession(ctx context.Context, session string) int
 	// Lookup is Store.Lookup.
@@ -153,7 +172,7 @@ type ctxStore struct{ s Store }
 var _ ContextStore = ctxStore{}
 
 // Get implements ContextStore.
-func (c ctxStore) Get(_ context.Context, k Key, pol Policy) (string, bool) { return c.s.Get(k, pol) }
+func (c ctxStore) Get(_ context.Context, k Key, pol Policy) (Bound, bool) { return c.s.Get(k, pol) }
 
 // Peek implements ContextStore.
 func (c ctxStore) Peek(_ context.Context, k Key, pol Policy) (Binding, bool) { return c.s.Peek(k, pol) }
@@ -161,6 +180,11 @@ func (c ctxStore) Peek(_ context.Context, k Key, pol Policy) (Binding, bool) { r
 // Bind implements ContextStore.
 func (c ctxStore) Bind(_ context.Context, k Key, upstream string, pol Policy) {
 	c.s.Bind(k, upstream, pol)
+}
+
+// BindStandIn implements ContextStore.
+func (c ctxStore) BindStandIn(_ context.Context, k Key, upstream string, pol Policy) {
+	c.s.BindStandIn(k, upstream, pol)
 }
 
 // DeleteSession implements ContextStore.

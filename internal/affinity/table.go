@@ -42,6 +42,7 @@ type Table struct {
 type entry struct {
 	key      Key
 	upstream string
+	standIn  string
 	created  time.Time
 	lastUsed time.Time
 	pol      Policy // the policy of the last Get or Bind, for Lookup
@@ -74,7 +75,7 @@ func NewTable(maxEntries int, clk clock.Clock) *Table {
 
 // Get returns the upstream bound to k if the binding is live under pol and
 // marks it used; see Store.Get.
-func (t *Table) Get(k Key, pol Policy) (upstream string, ok bool) {
+func (t *Table) Get(k Key, pol Policy) (Bound, bool) {
 	now := t.clk.Now()
 	t.mu.Lock()
 	e := t.entries[k]
@@ -85,14 +86,14 @@ func (t *Table) Get(k Key, pol Policy) (upstream string, ok bool) {
 	if e == nil {
 		t.mu.Unlock()
 		t.misses.Add(1)
-		return "", false
+		return Bound{}, false
 	}
 	e.lastUsed, e.pol = now, pol
 	t.moveToFrontLocked(e)
-	upstream = e.upstream
+	b := Bound{Home: e.upstream, StandIn: e.standIn}
 	t.mu.Unlock()
 	t.hits.Add(1)
-	return upstream, true
+	return b, true
 }
 
 // Peek returns the binding of k if it is live under pol, changing nothing;
@@ -110,7 +111,12 @@ func (t *Table) Peek(k Key, pol Policy) (Binding, bool) {
 
 // Bind binds k to upstream and marks it used; see Store.Bind. A new binding
 // in a full table evicts the least recently used one.
-func (t *Table) Bind(k Key, upstream string, pol Policy) {
+func (t *Table) Bind(k Key, upstream string, pol Policy) { t.bind(k, upstream, pol, false) }
+
+// BindStandIn sets k's stand-in; see Store.BindStandIn.
+func (t *Table) BindStandIn(k Key, upstream string, pol Policy) { t.bind(k, upstream, pol, true) }
+
+func (t *Table) bind(k Key, upstream string, pol Policy, standIn bool) {
 	if k.Session == "" || upstream == "" {
 		return
 	}
@@ -118,8 +124,13 @@ func (t *Table) Bind(k Key, upstream string, pol Policy) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.entries[k]; e != nil {
-		if e.upstream != upstream || pol.expired(e.created, e.lastUsed, now) {
-			e.upstream, e.created = upstream, now
+		switch live := !pol.expired(e.created, e.lastUsed, now); {
+		case standIn && live:
+			e.standIn = upstream
+		case e.upstream != upstream || !live:
+			e.upstream, e.created, e.standIn = upstream, now, ""
+		default:
+			e.standIn = ""
 		}
 		e.lastUsed, e.pol = now, pol
 		t.moveToFrontLocked(e)
@@ -216,6 +227,7 @@ func (e *entry) bindingLocked(pol Policy) Binding {
 	return Binding{
 		Key:       e.key,
 		Upstream:  e.upstream,
+		StandIn:   e.standIn,
 		CreatedAt: e.created,
 		LastUsed:  e.lastUsed,
 		ExpiresAt: pol.expiresAt(e.created, e.lastUsed),

@@ -23,15 +23,46 @@ func key(s string) Key { return Key{APIKey: "team-a", Route: "gpt-4o", Session: 
 // mustGet fails unless k is bound to want (want "" means unbound).
 func mustGet(t *testing.T, tb *Table, k Key, pol Policy, want string) {
 	t.Helper()
-	got, ok := tb.Get(k, pol)
+	b, ok := tb.Get(k, pol)
 	if want == "" {
 		if ok {
-			t.Fatalf("Get(%v) = %q, want a miss", k, got)
+			t.Fatalf("Get(%v) = %+v, want a miss", k, b)
 		}
 		return
 	}
-	if !ok || got != want {
-		t.Fatalf("Get(%v) = (%q, %v), want %q", k, got, ok, want)
+	if !ok || b.Home != want {
+		t.Fatalf("Get(%v) = (%+v, %v), want home %q", k, b, ok, want)
+	}
+}
+
+// TestTableStandIn: a stand-in joins a live binding without changing its
+// home or its age; binding the home (again, or another) drops it; a
+// stand-in for a session with no live binding makes it the home.
+func TestTableStandIn(t *testing.T) {
+	clk := clock.NewFake(time.Unix(0, 0))
+	tb := NewTable(10, clk)
+	k := key("s")
+	steps := []struct {
+		do        func()
+		home, sub string
+	}{
+		{func() { tb.Bind(k, "a", DefaultPolicy) }, "a", ""},
+		{func() { tb.BindStandIn(k, "b", DefaultPolicy) }, "a", "b"},
+		{func() { tb.BindStandIn(k, "c", DefaultPolicy) }, "a", "c"},
+		{func() { tb.Bind(k, "a", DefaultPolicy) }, "a", ""},
+		{func() { tb.BindStandIn(k, "b", DefaultPolicy) }, "a", "b"},
+		{func() { tb.Bind(k, "b", DefaultPolicy) }, "b", ""},
+		{func() { clk.Advance(DefaultPolicy.Sliding); tb.BindStandIn(k, "c", DefaultPolicy) }, "c", ""},
+	}
+	for i, s := range steps {
+		s.do()
+		b, ok := tb.Get(k, DefaultPolicy)
+		if !ok || b.Home != s.home || b.StandIn != s.sub {
+			t.Fatalf("step %d: %+v (live %v), want home %q stand-in %q", i, b, ok, s.home, s.sub)
+		}
+		if l := tb.Lookup("s"); len(l) != 1 || l[0].Upstream != s.home || l[0].StandIn != s.sub {
+			t.Fatalf("step %d: Lookup %+v", i, l)
+		}
 	}
 }
 
@@ -423,7 +454,7 @@ func TestTablePerRoutePolicy(t *testing.T) {
 
 func TestPolicyFor(t *testing.T) {
 	yes, no := true, false
-	global := config.Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000}
+	global := config.Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000, FailBack: true}
 	tests := []struct {
 		name        string
 		global      config.Affinity
@@ -432,11 +463,11 @@ func TestPolicyFor(t *testing.T) {
 		wantEnabled bool
 	}{
 		{"inherits", global, config.RouteAffinity{}, DefaultPolicy, true},
-		{"sliding override", global, config.RouteAffinity{SlidingTTL: time.Minute}, Policy{time.Minute, 30 * time.Minute}, true},
-		{"absolute override", global, config.RouteAffinity{AbsoluteTTL: time.Hour}, Policy{5 * time.Minute, time.Hour}, true},
+		{"sliding override", global, config.RouteAffinity{SlidingTTL: time.Minute}, Policy{time.Minute, 30 * time.Minute, true}, true},
+		{"absolute override", global, config.RouteAffinity{AbsoluteTTL: time.Hour}, Policy{5 * time.Minute, time.Hour, true}, true},
 		{"route disables", global, config.RouteAffinity{Enabled: &no}, DefaultPolicy, false},
-		{"route enables", config.Affinity{SlidingTTL: time.Minute, AbsoluteTTL: time.Hour}, config.RouteAffinity{Enabled: &yes}, Policy{time.Minute, time.Hour}, true},
-		{"global disabled", config.Affinity{SlidingTTL: time.Minute, AbsoluteTTL: time.Hour}, config.RouteAffinity{}, Policy{time.Minute, time.Hour}, false},
+		{"route enables", config.Affinity{SlidingTTL: time.Minute, AbsoluteTTL: time.Hour}, config.RouteAffinity{Enabled: &yes}, Policy{time.Minute, time.Hour, false}, true},
+		{"global disabled", config.Affinity{SlidingTTL: time.Minute, AbsoluteTTL: time.Hour}, config.RouteAffinity{}, Policy{time.Minute, time.Hour, false}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,10 @@ const (
 	// AffinityMigrated: the bound upstream is available, but the migration
 	// policy moved the session to normal selection (a better tier is up).
 	AffinityMigrated = "migrated"
+	// AffinityStandIn: the bound upstream (the home) is unavailable (Reason
+	// says why) and the session's stand-in goes first, so that one
+	// substitute serves it until the home is back.
+	AffinityStandIn = "stand_in"
 )
 
 // ReasonNotACandidate is the AffinityRecord.Reason of a fall-through whose
@@ -26,8 +30,10 @@ type AffinityRecord struct {
 	Session string `json:"session,omitempty"`
 	// Source names where the id was found (e.g. "header:x-session-id").
 	Source string `json:"source,omitempty"`
-	// Bound is the upstream the session was bound to, if any.
+	// Bound is the upstream the session was bound to (its home), if any.
 	Bound string `json:"bound,omitempty"`
+	// StandIn is the binding's stand-in, if it has one.
+	StandIn string `json:"stand_in,omitempty"`
 	// Result is one of the Affinity* constants, or "" without a session.
 	Result string `json:"result,omitempty"`
 	// Reason is the filter that made the bound upstream unavailable, for a
@@ -41,44 +47,55 @@ type AffinityRecord struct {
 type MigrateFunc func(bodyLen int64, boundPriority, bestPriority int) bool
 
 // pinLocked applies session affinity to the filtered records: it returns
-// the index in records of the bound upstream when it goes first, or -1.
-// It fills d.Affinity.
-func pinLocked(req *Request, records []CandidateRecord, d *AffinityRecord) int {
-	d.Session, d.Source, d.Bound = req.Session, req.SessionSource, req.Pinned
+// the indices in records of the upstreams that go first, in order, -1 for
+// none: the bound home, then its stand-in (so that a home failing before
+// its breaker opens fails over to the one substitute); or, while the home
+// is unavailable, the stand-in alone. It fills d.Affinity.
+func pinLocked(req *Request, records []CandidateRecord, d *AffinityRecord) (first, second int) {
+	d.Session, d.Source, d.Bound, d.StandIn = req.Session, req.SessionSource, req.Pinned, req.StandIn
 	switch {
 	case req.Session == "":
-		return -1
+		return -1, -1
 	case req.Pinned == "":
 		d.Result = AffinityMiss
-		return -1
+		return -1, -1
 	}
-	bound, best := -1, 0
-	first := true
+	bound, stand, best := -1, -1, 0
+	seen := false
 	for i := range records {
 		r := &records[i]
-		if r.Name == req.Pinned {
+		switch r.Name {
+		case req.Pinned:
 			bound = i
+		case req.StandIn:
+			stand = i
 		}
-		if r.Filter == "" && !r.Fallback && (first || r.Priority < best) {
-			best, first = r.Priority, false
+		if r.Filter == "" && !r.Fallback && (!seen || r.Priority < best) {
+			best, seen = r.Priority, true
 		}
 	}
-	if bound < 0 {
+	available := func(i int) bool { return i >= 0 && records[i].Filter == "" && !records[i].Fallback }
+	if !available(bound) {
 		d.Result, d.Reason = AffinityFallthrough, ReasonNotACandidate
-		return -1
-	}
-	r := &records[bound]
-	if r.Filter != "" || r.Fallback {
-		d.Result, d.Reason = AffinityFallthrough, r.Filter
-		if r.Fallback {
-			d.Reason = FilterRateLimited
+		if bound >= 0 {
+			d.Reason = records[bound].Filter
+			if records[bound].Fallback {
+				d.Reason = FilterRateLimited
+			}
 		}
-		return -1
+		if available(stand) {
+			d.Result = AffinityStandIn
+			return stand, -1
+		}
+		return -1, -1
 	}
-	if req.Migrate != nil && req.Migrate(req.BodyLen, r.Priority, best) {
+	if req.Migrate != nil && req.Migrate(req.BodyLen, records[bound].Priority, best) {
 		d.Result = AffinityMigrated
-		return -1
+		return -1, -1
 	}
 	d.Result = AffinityHit
-	return bound
+	if available(stand) {
+		return bound, stand
+	}
+	return bound, -1
 }

@@ -16,15 +16,21 @@ func TestAffinityPinning(t *testing.T) {
 		wantFirst  string
 		wantResult string
 		wantReason string
+		wantSecond string // the stand-in, second after an available home
 	}{
-		{"no session", []Candidate{up("a", 0, 1), up("b", 0, 1)}, Request{K: 2}, "", "", ""},
-		{"miss", []Candidate{up("a", 0, 1), up("b", 0, 1)}, Request{K: 2, Session: "s"}, "", AffinityMiss, ""},
-		{"hit goes first", []Candidate{up("a", 0, 100), up("b", 0, 1)}, Request{K: 2, Session: "s", Pinned: "b"}, "b", AffinityHit, ""},
-		{"hit in a worse tier without migration", []Candidate{up("a", 0, 1), up("b", 1, 1)}, Request{K: 2, Session: "s", Pinned: "b"}, "b", AffinityHit, ""},
-		{"breaker open falls through", []Candidate{open, up("b", 0, 1)}, Request{K: 2, Session: "s", Pinned: "a"}, "b", AffinityFallthrough, FilterBreakerOpen},
-		{"gone falls through", []Candidate{up("b", 0, 1)}, Request{K: 2, Session: "s", Pinned: "zz"}, "b", AffinityFallthrough, "not_a_candidate"},
-		{"cross tier migrates", []Candidate{up("a", 0, 1), up("b", 1, 1)}, Request{K: 2, Session: "s", Pinned: "b", Migrate: crossTier}, "a", AffinityMigrated, ""},
-		{"cross tier stays in the best tier", []Candidate{up("a", 0, 1), up("b", 0, 1000)}, Request{K: 2, Session: "s", Pinned: "a", Migrate: crossTier}, "a", AffinityHit, ""},
+		{"no session", []Candidate{up("a", 0, 1), up("b", 0, 1)}, Request{K: 2}, "", "", "", ""},
+		{"miss", []Candidate{up("a", 0, 1), up("b", 0, 1)}, Request{K: 2, Session: "s"}, "", AffinityMiss, "", ""},
+		{"hit goes first", []Candidate{up("a", 0, 100), up("b", 0, 1)}, Request{K: 2, Session: "s", Pinned: "b"}, "b", AffinityHit, "", ""},
+		{"hit in a worse tier without migration", []Candidate{up("a", 0, 1), up("b", 1, 1)}, Request{K: 2, Session: "s", Pinned: "b"}, "b", AffinityHit, "", ""},
+		{"breaker open falls through", []Candidate{open, up("b", 0, 1)}, Request{K: 2, Session: "s", Pinned: "a"}, "b", AffinityFallthrough, FilterBreakerOpen, ""},
+		{"gone falls through", []Candidate{up("b", 0, 1)}, Request{K: 2, Session: "s", Pinned: "zz"}, "b", AffinityFallthrough, "not_a_candidate", ""},
+		{"cross tier migrates", []Candidate{up("a", 0, 1), up("b", 1, 1)}, Request{K: 2, Session: "s", Pinned: "b", Migrate: crossTier}, "a", AffinityMigrated, "", ""},
+		{"cross tier stays in the best tier", []Candidate{up("a", 0, 1), up("b", 0, 1000)}, Request{K: 2, Session: "s", Pinned: "a", Migrate: crossTier}, "a", AffinityHit, "", ""},
+		{"home first, its stand-in second", []Candidate{up("a", 0, 1), up("b", 0, 1000), up("c", 0, 1)}, Request{K: 3, Session: "s", Pinned: "a", StandIn: "c"}, "a", AffinityHit, "", "c"},
+		{"home unavailable: the stand-in first", []Candidate{open, up("b", 0, 1000), up("c", 0, 1)}, Request{K: 3, Session: "s", Pinned: "a", StandIn: "c"}, "c", AffinityStandIn, FilterBreakerOpen, ""},
+		{"home gone: the stand-in first", []Candidate{up("b", 0, 1000), up("c", 0, 1)}, Request{K: 2, Session: "s", Pinned: "zz", StandIn: "c"}, "c", AffinityStandIn, "not_a_candidate", ""},
+		{"both unavailable: fall through", []Candidate{open, up("b", 0, 1)}, Request{K: 2, Session: "s", Pinned: "a", StandIn: "zz"}, "b", AffinityFallthrough, FilterBreakerOpen, ""},
+		{"K 1: the home only", []Candidate{up("a", 0, 1), up("c", 0, 1)}, Request{K: 1, Session: "s", Pinned: "a", StandIn: "c"}, "a", AffinityHit, "", ""},
 	}
 	for _, strategy := range StrategyNames() {
 		for _, tc := range tests {
@@ -36,8 +42,11 @@ func TestAffinityPinning(t *testing.T) {
 					if tc.wantFirst != "" && p.Order[0] != tc.wantFirst {
 						t.Fatalf("seed %d: order %v, want %s first", seed, p.Order, tc.wantFirst)
 					}
+					if tc.wantSecond != "" && (len(p.Order) < 2 || p.Order[1] != tc.wantSecond) {
+						t.Fatalf("seed %d: order %v, want the stand-in %s second", seed, p.Order, tc.wantSecond)
+					}
 					a := p.Decision.Affinity
-					if a.Result != tc.wantResult || a.Reason != tc.wantReason || a.Bound != tc.req.Pinned {
+					if a.Result != tc.wantResult || a.Reason != tc.wantReason || a.Bound != tc.req.Pinned || a.StandIn != tc.req.StandIn {
 						t.Fatalf("affinity %+v, want result %q reason %q", a, tc.wantResult, tc.wantReason)
 					}
 					if tc.wantResult == AffinityHit {

@@ -135,15 +135,18 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate, now time.T
 	}
 
 	var aff AffinityRecord
-	pinned := pinLocked(req, records, &aff)
+	first, second := pinLocked(req, records, &aff)
+	pinned := [2]int{first, second}
 	s.tier.Stream, s.tier.Now = req.Stream, now
 	no := min(k, survivors)
 	names := make([]string, 0, 2*(no+waitable))
-	if pinned >= 0 {
-		// The bound upstream goes first; the strategy orders the rest, and
-		// its state advances only for a real pick of its own.
-		names = append(names, records[pinned].Name)
-		records[pinned].Rank, records[pinned].Filter = 1, filterPinned
+	for _, p := range pinned {
+		if p >= 0 && len(names) < no {
+			// The session's upstreams go first; the strategy orders the
+			// rest, and its state advances only for a real pick of its own.
+			names = append(names, records[p].Name)
+			records[p].Rank, records[p].Filter = len(names), filterPinned
+		}
 	}
 	// Healthy survivors of every tier first; then the rate-limited ones a
 	// strategy kept as fallbacks, so a cooling upstream of tier 0 never goes
@@ -156,8 +159,10 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate, now time.T
 			names = b.orderTierLocked(cands, records, t, "", fallback, no-len(names), !req.DryRun && len(names) == 0, names)
 		}
 	}
-	if pinned >= 0 {
-		records[pinned].Filter = ""
+	for _, p := range pinned {
+		if p >= 0 {
+			records[p].Filter = ""
+		}
 	}
 	order := names[:len(names):len(names)]
 	for t := range nt {

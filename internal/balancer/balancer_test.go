@@ -114,7 +114,9 @@ func checkInvariants(t *testing.T, req Request, cands []Candidate, p Plan) {
 			if slices.Contains(p.Waitable, r.Name) != (r.Filter == FilterWaitable) {
 				t.Errorf("%s: filter %q vs Waitable %v", r.Name, r.Filter, p.Waitable)
 			}
-			pinned := p.Decision.Affinity.Result == AffinityHit && r.Name == p.Decision.Affinity.Bound
+			a := p.Decision.Affinity
+			pinned := a.Result == AffinityHit && r.Name == a.Bound || // the session's home, then its stand-in
+				(a.Result == AffinityHit || a.Result == AffinityStandIn) && r.Name == a.StandIn && r.Rank <= 2
 			if (r.Rank > 0 || r.Filter == FilterWaitable) && r.Scores.IsZero() && !pinned {
 				t.Errorf("%s: ordered without scores", r.Name)
 			}

@@ -107,6 +107,9 @@ type Request struct {
 	// Pinned is the upstream the session is bound to (DESIGN.md §5); it goes
 	// first when it survives the filters and Migrate does not move it.
 	Pinned string
+	// StandIn is the binding's stand-in (DESIGN.md §5): second after an
+	// available Pinned, first while Pinned is unavailable.
+	StandIn string
 	// Migrate, when set, may move a session off an available Pinned
 	// upstream (the bound upstream's affinity_migration policy); nil never
 	// migrates. BodyLen is the request body's size, for its

@@ -215,6 +215,10 @@ type Affinity struct {
 	AbsoluteTTL time.Duration `yaml:"absolute_ttl" json:"absolute_ttl"`
 	// MaxEntries bounds the table (LRU eviction). Default 10000, 1–10000000.
 	MaxEntries int `yaml:"max_entries" json:"max_entries"`
+	// FailBack sends a session back to its home upstream once the home is
+	// available again; false keeps it on the stand-in that served it
+	// meanwhile, as its new home (DESIGN.md §5). Default true.
+	FailBack bool `yaml:"fail_back" json:"fail_back"`
 }
 
 // Health configures active probes.
@@ -412,7 +416,7 @@ func Default() Config {
 			RetryBudget:       0.2,
 			Hedge:             Hedge{Delay: "0s", Max: 1, Budget: 0.1},
 		},
-		Affinity: Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000},
+		Affinity: Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000, FailBack: true},
 		Health:   Health{Interval: 30 * time.Second, Probe: "models", Timeout: 5 * time.Second},
 		Circuit: Circuit{
 			FailureThreshold: 5, Window: 30 * time.Second, OpenDuration: 60 * time.Second,

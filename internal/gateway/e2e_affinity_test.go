@@ -420,7 +420,7 @@ func TestAffinityBreakerFallthroughKeepsBinding(t *testing.T) {
 			for range 4 {
 				tr, d := next()
 				wantAffinity(t, "turn during the outage", d, balancer.AffinityRecord{
-					Session: s, Bound: home, Result: balancer.AffinityFallthrough, Reason: balancer.FilterBreakerOpen,
+					Session: s, Bound: home, Result: balancer.AffinityStandIn, Reason: balancer.FilterBreakerOpen,
 				})
 				if tr.upstream == home || tr.attempts != "1" {
 					t.Fatalf("turn %d served by %s after %s attempts, want another upstream at once", turnNo, tr.upstream, tr.attempts)
@@ -851,4 +851,70 @@ func BenchmarkProxyChatWithSession(b *testing.B) {
 	benchChat(b, e.URL+"/v1/chat/completions", testKey, func(worker int64) string {
 		return "bench-session-" + strconv.FormatInt(worker, 10)
 	})
+}
+
+// TestAffinityStandIn (DESIGN.md §5): a session's home answers 503 from
+// turn 6 on; turns 6–15 all succeed and all go to one stand-in (the
+// upstream that first served it), not scattered over the other three.
+// When the home recovers (its breaker's open_duration passes), the next
+// turn goes home with fail_back: true and stays on the stand-in with
+// fail_back: false.
+func TestAffinityStandIn(t *testing.T) {
+	for _, failBack := range []bool{true, false} {
+		t.Run("fail_back "+strconv.FormatBool(failBack), func(t *testing.T) {
+			fc := clock.NewFake(affEpoch)
+			p := newPool(t, config.ProviderOpenAI, "gpt-4o", "up-a", "up-b", "up-c", "up-d")
+			e := startGateway(t, spec{clock: fc, upstreams: p.upstreams, edit: func(c *config.Config) {
+				c.Circuit.FailureThreshold = 3
+				c.Circuit.OpenDuration = time.Minute
+				c.Affinity.FailBack = failBack
+			}})
+			const s = "sess-stand-in"
+			home := chatTurn(t, e, s).mustOK(t, "turn 1").upstream
+			for i := 2; i <= 5; i++ {
+				if up := chatTurn(t, e, s).mustOK(t, "turn "+strconv.Itoa(i)).upstream; up != home {
+					t.Fatalf("turn %d on %s, want its home %s", i, up, home)
+				}
+			}
+			p.mocks[home].SetBehavior(mock.Behavior{ForceStatus: http.StatusServiceUnavailable})
+			standIn := ""
+			for i := 6; i <= 15; i++ {
+				tr := chatTurn(t, e, s).mustOK(t, "turn "+strconv.Itoa(i))
+				if standIn == "" {
+					standIn = tr.upstream
+				}
+				if tr.upstream == home || tr.upstream != standIn {
+					t.Fatalf("turn %d on %s, want every turn of the outage on one stand-in (%s)", i, tr.upstream, standIn)
+				}
+				d := decisionFor(t, e, tr.requestID)
+				if failBack && d.Affinity.Bound != home {
+					t.Fatalf("turn %d: decision bound to %q, want the home %s kept", i, d.Affinity.Bound, home)
+				}
+			}
+			if failBack {
+				b := boundTo(t, e, s, home)
+				if b.StandIn != standIn {
+					t.Fatalf("binding %+v, want home %s with stand-in %s", b, home, standIn)
+				}
+			} else {
+				boundTo(t, e, s, standIn)
+			}
+			// The home recovers; a minute later its breaker lets a request through.
+			p.mocks[home].SetBehavior(mock.Behavior{CompletionTokens: 2})
+			fc.Advance(time.Minute)
+			want := home
+			if !failBack {
+				want = standIn
+			}
+			for i := 16; i <= 18; i++ {
+				if up := chatTurn(t, e, s).mustOK(t, "turn "+strconv.Itoa(i)).upstream; up != want {
+					t.Fatalf("turn %d after the home recovered on %s, want %s", i, up, want)
+				}
+			}
+			b := boundTo(t, e, s, want)
+			if b.StandIn != "" {
+				t.Fatalf("binding %+v after the session settled, want no stand-in", b)
+			}
+		})
+	}
 }

@@ -274,10 +274,12 @@ const (
 	AffinityFallthrough = "fallthrough"
 	// AffinityMigrated means the binding moved to another upstream under the migration policy.
 	AffinityMigrated = "migrated"
+	// AffinityStandIn means the home was unavailable and the session's stand-in went first.
+	AffinityStandIn = "stand_in"
 )
 
 // affinityResults lists the bounded affinity results, Other last.
-var affinityResults = [...]string{AffinityHit, AffinityMiss, AffinityFallthrough, AffinityMigrated, Other}
+var affinityResults = [...]string{AffinityHit, AffinityMiss, AffinityFallthrough, AffinityMigrated, AffinityStandIn, Other}
 
 // affinityIndex returns the index of r in affinityResults.
 func affinityIndex(r string) int {
@@ -290,8 +292,10 @@ func affinityIndex(r string) int {
 		return 2
 	case AffinityMigrated:
 		return 3
+	case AffinityStandIn:
+		return 4
 	}
-	return 4
+	return 5
 }
 
 // Breaker state labels, the names of health.State.

@@ -58,15 +58,15 @@ func (x *exchange) denied(err error, waitable bool) skip {
 // slot, settles the reservation and feeds the breaker and the statistics
 // (with shared state, in one round trip that also binds the session and
 // charges the spend); the metrics and the local spend are recorded here.
-func (x *exchange) done(up *upstream, lease state.Lease, res outcome.Outcome, bind bool) {
+func (x *exchange) done(up *upstream, lease state.Lease, res outcome.Outcome, bind sessionBind) {
 	o, name := &x.s.opts, up.cfg.Name
 	o.Metrics.Attempt(name, res.Class.String())
 	if res.Kind != "" {
 		o.Metrics.UpstreamError(name, res.Kind)
 	}
 	var e state.Ending
-	if bind {
-		e.Bind = state.Bind{Key: x.session.key, Upstream: name, Policy: x.session.policy}
+	if bind != bindNone {
+		e.Bind = state.Bind{Key: x.session.key, Upstream: name, Policy: x.session.policy, StandIn: bind == bindStandIn}
 	}
 	if res.Class == outcome.Success {
 		if ttft := cmp.Or(res.TTFT, res.Headers); ttft > 0 {

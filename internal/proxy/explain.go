@@ -57,7 +57,7 @@ func (s *Server) Explain(ctx context.Context, req ExplainRequest) (*balancer.Dec
 	if req.Session != "" && rt.affinityOn {
 		breq.SessionSource = "explain"
 		if b, ok := s.opts.Affinity.Peek(ctx, affinity.Key{APIKey: keyName, Route: rt.cfg.Model, Session: req.Session}, rt.affinity); ok {
-			breq.Pinned = b.Upstream
+			breq.Pinned, breq.StandIn = b.Upstream, b.StandIn
 			if up := cat.byName[b.Upstream]; up != nil {
 				breq.Migrate = up.migrate
 			}

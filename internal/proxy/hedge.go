@@ -259,7 +259,7 @@ func (x *exchange) lose(rc *racer, route string) outcome.Outcome {
 		x.s.opts.Metrics.Hedge(route, metrics.HedgeLost)
 	}
 	o.Hedge = rc.hedge
-	x.done(rc.up, rc.lease, o, false)
+	x.done(rc.up, rc.lease, o, bindNone)
 	return o
 }
 

@@ -160,8 +160,8 @@ func (x *exchange) pin(ctx context.Context, req *balancer.Request, rt *route) {
 	req.Session, req.SessionSource = x.session.id, x.session.source
 	x.session.key, x.session.policy = affinity.Key{APIKey: x.key.cfg.Name, Route: rt.cfg.Model, Session: x.session.id}, rt.affinity
 	if bound, ok := x.s.opts.Affinity.Get(ctx, x.session.key, x.session.policy); ok {
-		req.Pinned = bound
-		if up := x.cat.byName[bound]; up != nil {
+		req.Pinned, req.StandIn = bound.Home, bound.StandIn
+		if up := x.cat.byName[bound.Home]; up != nil {
 			req.Migrate = up.migrate
 		}
 	}
@@ -277,7 +277,10 @@ func (x *exchange) settle(i int, up *upstream, lease state.Lease, o outcome.Outc
 	x.noteEnd(i, o, committed)
 	o.Hedge = x.log.Tried[i].Hedge
 	// A success (re)binds the session.
-	bind := o.Class == outcome.Success && x.session.key.Session != "" && rebinds(plan.Decision.Affinity, name)
+	var bind sessionBind
+	if o.Class == outcome.Success && x.session.key.Session != "" {
+		bind = bindingOf(plan.Decision.Affinity, name, x.session.policy.FailBack)
+	}
 	x.done(up, lease, o, bind)
 	if o.Class == outcome.Canceled && x.r.Context().Err() != nil {
 		x.clientGone()
@@ -338,23 +341,33 @@ func (x *exchange) noteEnd(i int, o outcome.Outcome, won bool) {
 	t.InputTokens, t.OutputTokens = o.InputTokens, o.OutputTokens
 }
 
-// rebinds reports whether a success on upstream name (re)binds the session
-// whose affinity record is a (DESIGN.md §5). It does, except when the
-// session has a live binding to another upstream that is only unavailable
-// for now: a fall-through (breaker open, rate limited, full, …) or a hit whose
-// attempt failed over. That binding is kept, not replaced by the stand-in,
-// so the session returns to its upstream, and its prompt cache, when it
-// recovers within the TTL (seed 000: a fall-through does not delete the
-// binding). A binding to an upstream that is no longer a candidate is
-// replaced, and a migration rebinds to the upstream it moved to.
-func rebinds(a balancer.AffinityRecord, name string) bool {
-	switch a.Result {
-	case balancer.AffinityHit:
-		return name == a.Bound
-	case balancer.AffinityFallthrough:
-		return name == a.Bound || a.Reason == balancer.ReasonNotACandidate
+// sessionBind is what a success does to the session's binding.
+type sessionBind uint8
+
+const (
+	bindNone    sessionBind = iota // no session, or no success
+	bindHome                       // (re)bind the session to the upstream: its home
+	bindStandIn                    // keep the home; the upstream stands in for it
+)
+
+// bindingOf says how a success on upstream name binds the session whose
+// affinity record is a (DESIGN.md §5). Its home serving it (again) binds
+// it home, which ends any stand-in: with fail_back that is how a session
+// returns. Another upstream serving a session whose home is only
+// unavailable for now — failed this time, breaker open, cooling down, full
+// — becomes its stand-in, which later turns go to while the home is out,
+// so that one substitute's prompt cache warms up instead of the session
+// scattering. Without fail_back, that upstream becomes its home. A home
+// that no longer serves the model, a miss and a migration bind anew.
+func bindingOf(a balancer.AffinityRecord, name string, failBack bool) sessionBind {
+	switch {
+	case a.Result == balancer.AffinityHit && name == a.Bound,
+		a.Result != balancer.AffinityHit && a.Result != balancer.AffinityFallthrough && a.Result != balancer.AffinityStandIn,
+		a.Reason == balancer.ReasonNotACandidate,
+		!failBack:
+		return bindHome
 	}
-	return true
+	return bindStandIn
 }
 
 // exhausted is the error when every candidate failed or none was available.

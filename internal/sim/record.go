@@ -20,6 +20,9 @@ type recorder struct {
 	// per time bucket, by the request's start
 	requests, failed []int32
 	lat, ttft        [][]float32 // ms of successful requests (TTFT: streams)
+	// per time bucket, by the turn's start: sessions' successful turns
+	// after their first, and those of them served warm (turnCache)
+	turns, warm []int32
 
 	ups      []upTotals
 	labels   map[string]int64
@@ -55,7 +58,7 @@ func newRecorder(sc *Scenario, ups []*upstreamSim) *recorder {
 		width: sc.Bucket, n: n, nu: nu,
 		attempts: make([]int32, n*nu), served: make([]int32, n*nu), r429: make([]int32, n*nu), errs: make([]int32, n*nu),
 		requests: make([]int32, n), failed: make([]int32, n),
-		lat: make([][]float32, n), ttft: make([][]float32, n),
+		lat: make([][]float32, n), ttft: make([][]float32, n), turns: make([]int32, n), warm: make([]int32, n),
 		ups: make([]upTotals, nu), labels: map[string]int64{}, states: make([][]stateChange, nu),
 	}
 }
@@ -114,6 +117,9 @@ func (r *recorder) request(q *request, now time.Duration, label string, ttft tim
 	c.succeeded++
 	if failovers > 0 {
 		c.rescued++
+	}
+	if q.sess != nil {
+		r.sessionTurn(q, b, now)
 	}
 	r.lat[b] = append(r.lat[b], float32(ms(now-q.start)))
 	if ttft > 0 {

@@ -59,6 +59,9 @@ type Overall struct {
 	// Affinity counts the plans of requests with a session by what their
 	// binding did (DESIGN.md §5).
 	Affinity AffinityCounts `json:"affinity"`
+	// CacheAffinity is how often a session's turn went to the upstream
+	// holding its prompt cache; only for scenarios with sessions.
+	CacheAffinity *CacheAffinity `json:"cache_affinity,omitempty"`
 }
 
 // AffinityCounts counts plans by their session-affinity result.
@@ -112,6 +115,7 @@ func (r *run) report(seed uint64) *Report {
 		Attempts: c.attempts, Failovers: c.failovers, Rescued: c.rescued, Hedges: c.hedges,
 		LatencyMs: percentiles(slices.Concat(rec.lat...)), TTFTMs: percentiles(slices.Concat(rec.ttft...)),
 		CostUSD: round(c.cost, 6), ClientErrors: []LabelCount{}, Affinity: rec.affinity,
+		CacheAffinity: r.cacheAffinitySummary(),
 	}
 	for _, l := range sortedNames(rec.labels) {
 		if l != clientOK {
@@ -254,6 +258,10 @@ func (rp *Report) markdown() []byte {
 	fmt.Fprintf(&b, "| cost | $%.2f |\n", o.CostUSD)
 	if a := o.Affinity; a != (AffinityCounts{}) {
 		fmt.Fprintf(&b, "| session affinity: hit / miss / fall-through / migrated | %d / %d / %d / %d |\n", a.Hit, a.Miss, a.Fallthrough, a.Migrated)
+	}
+	if c := o.CacheAffinity; c != nil {
+		fmt.Fprintf(&b, "| cache-affinity rate (later turns on their previous turn's upstream within %g min) | %s (%d of %d) |\n",
+			cacheLifetime.Minutes(), pct(c.Rate), c.Warm, c.Turns)
 	}
 	b.WriteString("\n")
 	if len(o.ClientErrors) > 0 {

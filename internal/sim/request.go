@@ -34,6 +34,7 @@ type session struct {
 	left    int        // turns still to send
 	history int64      // tokens of the turns so far, sent again with each turn
 	rng     *rand.Rand // its later turns' draws
+	cache   turnCache  // where its last successful turn was served, and when
 }
 
 // sentAt is when an attempt of a request on upstream up was sent. A

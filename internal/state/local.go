@@ -38,6 +38,7 @@ type LocalOptions struct {
 // Binder binds sessions (affinity.Table, affinity.Store).
 type Binder interface {
 	Bind(k affinity.Key, upstream string, pol affinity.Policy)
+	BindStandIn(k affinity.Key, upstream string, pol affinity.Policy)
 }
 
 // Local is the in-process Driver (state.driver: memory): the breakers,
@@ -160,7 +161,9 @@ func (l *localLease) Done(o outcome.Outcome, e Ending) {
 		return
 	}
 	if e.Bind.Key.Session != "" && l.d.sessions != nil {
-		l.d.sessions.Bind(e.Bind.Key, l.name, e.Bind.Policy)
+		b := e.Bind
+		b.Upstream = l.name
+		b.writeTo(l.d.sessions)
 	}
 }
 

@@ -27,6 +27,18 @@ type Bind struct {
 	Key      affinity.Key
 	Upstream string
 	Policy   affinity.Policy
+	// StandIn binds Upstream as the session's stand-in, keeping its home
+	// (affinity.Store.BindStandIn); false binds it as the home.
+	StandIn bool
+}
+
+// writeTo makes the binding in a local table.
+func (b Bind) writeTo(t Binder) {
+	if b.StandIn {
+		t.BindStandIn(b.Key, b.Upstream, b.Policy)
+		return
+	}
+	t.Bind(b.Key, b.Upstream, b.Policy)
 }
 
 // RedisAffinity is the sticky table shared through Redis: a session bound
@@ -64,7 +76,7 @@ func policyMs(p affinity.Policy) (sliding, absolute int64) {
 }
 
 // Get returns k's live binding from Redis (one round trip), marking it used.
-func (a *RedisAffinity) Get(ctx context.Context, k affinity.Key, pol affinity.Policy) (string, bool) {
+func (a *RedisAffinity) Get(ctx context.Context, k affinity.Key, pol affinity.Policy) (affinity.Bound, bool) {
 	if !a.r.up.Load() {
 		a.r.fallback(OpAffinity)
 		return a.local.Get(k, pol)
@@ -72,14 +84,17 @@ func (a *RedisAffinity) Get(ctx context.Context, k affinity.Key, pol affinity.Po
 	rctx, cancel := a.r.opCtx(ctx)
 	defer cancel()
 	sl, ab := policyMs(pol)
-	up, err := bindGetScript.Run(rctx, a.r.rdb, []string{a.r.bindingKey(k)}, a.r.nowMs(), sl, ab).Text()
+	v, err := bindGetScript.Run(rctx, a.r.rdb, []string{a.r.bindingKey(k)}, a.r.nowMs(), sl, ab).StringSlice()
+	if err == redis.Nil {
+		return affinity.Bound{}, false
+	}
 	if !a.r.result(ctx, OpAffinity, err) {
 		return a.local.Get(k, pol)
 	}
-	if up == "" {
-		return "", false
+	if len(v) != 2 || v[0] == "" {
+		return affinity.Bound{}, false
 	}
-	return up, true
+	return affinity.Bound{Home: v[0], StandIn: v[1]}, true
 }
 
 // Peek returns k's live binding without marking it used.
@@ -99,14 +114,23 @@ func (a *RedisAffinity) Peek(ctx context.Context, k affinity.Key, pol affinity.P
 
 // Bind binds k to upstream in Redis and in the local table.
 func (a *RedisAffinity) Bind(ctx context.Context, k affinity.Key, upstream string, pol affinity.Policy) {
-	a.local.Bind(k, upstream, pol)
-	if k.Session == "" || upstream == "" || !a.r.up.Load() {
+	a.bind(ctx, Bind{Key: k, Upstream: upstream, Policy: pol})
+}
+
+// BindStandIn makes upstream k's stand-in in Redis and in the local table.
+func (a *RedisAffinity) BindStandIn(ctx context.Context, k affinity.Key, upstream string, pol affinity.Policy) {
+	a.bind(ctx, Bind{Key: k, Upstream: upstream, Policy: pol, StandIn: true})
+}
+
+func (a *RedisAffinity) bind(ctx context.Context, bd Bind) {
+	bd.writeTo(a.local)
+	if bd.Key.Session == "" || bd.Upstream == "" || !a.r.up.Load() {
 		return
 	}
 	rctx, cancel := a.r.opCtx(ctx)
 	defer cancel()
 	b := a.r.batch()
-	a.r.bindIn(rctx, b, Bind{Key: k, Upstream: upstream, Policy: pol}, a.r.clk.Now())
+	a.r.bindIn(rctx, b, bd, a.r.clk.Now())
 	a.r.result(ctx, OpAffinity, b.exec(rctx))
 }
 
@@ -117,7 +141,11 @@ func (r *Redis) bindIn(ctx context.Context, b *batch, bd Bind, now time.Time) {
 	}
 	sl, ab := policyMs(bd.Policy)
 	bk := r.bindingKey(bd.Key)
-	b.eval(ctx, bindSetScript, []string{bk, r.sessionIndex(bd.Key.Session)}, now.UnixMilli(), bd.Upstream, sl, ab, bk)
+	mode := "0"
+	if bd.StandIn {
+		mode = "1"
+	}
+	b.eval(ctx, bindSetScript, []string{bk, r.sessionIndex(bd.Key.Session)}, now.UnixMilli(), bd.Upstream, sl, ab, bk, mode)
 }
 
 // DeleteSession removes session's bindings in Redis and locally.
@@ -177,7 +205,7 @@ func (a *RedisAffinity) read(ctx context.Context, session string, keys []string,
 	cmds := make([]*redis.SliceCmd, len(keys))
 	ttls := make([]*redis.DurationCmd, len(keys))
 	for i, k := range keys {
-		cmds[i] = pipe.HMGet(rctx, k, "up", "created", "used")
+		cmds[i] = pipe.HMGet(rctx, k, "up", "created", "used", "stand")
 		ttls[i] = pipe.PTTL(rctx, k)
 	}
 	_, err := pipe.Exec(rctx)
@@ -202,6 +230,7 @@ func (a *RedisAffinity) read(ctx context.Context, session string, keys []string,
 			CreatedAt: time.UnixMilli(parseInt(v[1])).UTC(),
 			LastUsed:  time.UnixMilli(parseInt(v[2])).UTC(),
 		}
+		b.StandIn, _ = v[3].(string)
 		if pol.Sliding > 0 && now.Sub(b.LastUsed) >= pol.Sliding || pol.Absolute > 0 && now.Sub(b.CreatedAt) >= pol.Absolute {
 			continue
 		}

@@ -49,10 +49,10 @@ func TestRedisAffinitySharedBinding(t *testing.T) {
 		t.Fatalf("Get before any Bind = %q, want a miss", up)
 	}
 	p.affA.Bind(context.Background(), k, "up1", pol)
-	if up, ok := p.affB.Get(context.Background(), k, pol); !ok || up != "up1" {
+	if up, ok := p.affB.Get(context.Background(), k, pol); !ok || up.Home != "up1" {
 		t.Fatalf("B.Get = %q %v, want up1 bound through A", up, ok)
 	}
-	if up, ok := p.la.Get(k, pol); !ok || up != "up1" {
+	if up, ok := p.la.Get(k, pol); !ok || up.Home != "up1" {
 		t.Fatalf("A's local table = %q %v, want the binding written through", up, ok)
 	}
 	if _, ok := p.lb.Peek(k, pol); ok {
@@ -121,7 +121,7 @@ func TestRedisAffinityTTLs(t *testing.T) {
 					t.Fatalf("step %d (+%v): Peek hit %v, want %v", i, p.clk.Now().Sub(t0), ok, s.hit)
 				}
 				up, ok := p.affB.Get(context.Background(), k, tc.pol)
-				if ok != s.hit || s.hit && up != "up1" {
+				if ok != s.hit || s.hit && up.Home != "up1" {
 					t.Fatalf("step %d (+%v): Get = %q %v, want hit %v", i, p.clk.Now().Sub(t0), up, ok, s.hit)
 				}
 				exists := raw.Exists(context.Background(), bk).Val() == 1
@@ -243,10 +243,10 @@ func TestRedisAffinitySettleBinds(t *testing.T) {
 	k := testKey("s1")
 	tk := admitOK(t, p.a, Admission{Upstream: "up1"})
 	p.a.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.Success}, Bind: &Bind{Key: k, Upstream: "up1", Policy: pol}})
-	if up, ok := p.la.Get(k, pol); !ok || up != "up1" {
+	if up, ok := p.la.Get(k, pol); !ok || up.Home != "up1" {
 		t.Fatalf("A's local table = %q %v, want up1", up, ok)
 	}
-	if up, ok := p.affB.Get(context.Background(), k, pol); !ok || up != "up1" {
+	if up, ok := p.affB.Get(context.Background(), k, pol); !ok || up.Home != "up1" {
 		t.Fatalf("B.Get = %q %v, want up1 from Redis", up, ok)
 	}
 	if got := p.affB.Lookup(context.Background(), "s1"); len(got) != 1 || got[0].Upstream != "up1" {
@@ -275,7 +275,7 @@ func TestRedisAffinityFallback(t *testing.T) {
 	k := testKey("s1")
 	local.Bind(k, "up1", pol)
 	// Redis is believed up: the call fails and the local table answers.
-	if up, ok := aff.Get(context.Background(), k, pol); !ok || up != "up1" {
+	if up, ok := aff.Get(context.Background(), k, pol); !ok || up.Home != "up1" {
 		t.Fatalf("Get with Redis failing = %q %v, want up1 from the local table", up, ok)
 	}
 	if r.Up() {
@@ -283,7 +283,7 @@ func TestRedisAffinityFallback(t *testing.T) {
 	}
 	// Known down: straight to the local table.
 	aff.Bind(context.Background(), testKey("s2"), "up2", pol)
-	if up, ok := aff.Get(context.Background(), testKey("s2"), pol); !ok || up != "up2" {
+	if up, ok := aff.Get(context.Background(), testKey("s2"), pol); !ok || up.Home != "up2" {
 		t.Fatalf("Get while down = %q %v, want up2", up, ok)
 	}
 	if b, ok := aff.Peek(context.Background(), k, pol); !ok || b.Upstream != "up1" {
@@ -294,7 +294,7 @@ func TestRedisAffinityFallback(t *testing.T) {
 	}
 	tk, _ := r.Admit(context.Background(), Admission{Upstream: "up3"})
 	r.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.Success}, Bind: &Bind{Key: testKey("s3"), Upstream: "up3", Policy: pol}})
-	if up, ok := aff.Get(context.Background(), testKey("s3"), pol); !ok || up != "up3" {
+	if up, ok := aff.Get(context.Background(), testKey("s3"), pol); !ok || up.Home != "up3" {
 		t.Fatalf("Get of a binding Settle made while down = %q %v", up, ok)
 	}
 	if n := aff.DeleteSession(context.Background(), "s2"); n != 1 {
@@ -306,5 +306,38 @@ func TestRedisAffinityFallback(t *testing.T) {
 	}
 	if !slices.Equal(ups, []bool{false}) {
 		t.Fatalf("OnUp = %v, want [false]", ups)
+	}
+}
+
+// TestRedisAffinityStandIn: a stand-in bound through one instance is seen
+// by the other with its home, and in the admin Lookup; binding the home
+// again drops it (the same steps as affinity.TestTableStandIn).
+func TestRedisAffinityStandIn(t *testing.T) {
+	p := newAffinityPair(t)
+	pol := affinityPolicy(time.Minute, time.Hour)
+	k := testKey("s-stand")
+	ctx := context.Background()
+	steps := []struct {
+		do        func()
+		home, sub string
+	}{
+		{func() { p.affA.Bind(ctx, k, "up1", pol) }, "up1", ""},
+		{func() { p.affA.BindStandIn(ctx, k, "up2", pol) }, "up1", "up2"},
+		{func() { p.affB.BindStandIn(ctx, k, "up3", pol) }, "up1", "up3"},
+		{func() { p.affB.Bind(ctx, k, "up1", pol) }, "up1", ""},
+		{func() { p.affA.BindStandIn(ctx, testKey("s-new"), "up2", pol) }, "up1", ""},
+	}
+	for i, s := range steps {
+		s.do()
+		b, ok := p.affB.Get(ctx, k, pol)
+		if !ok || b.Home != s.home || b.StandIn != s.sub {
+			t.Fatalf("step %d: B.Get = %+v %v, want home %q stand-in %q", i, b, ok, s.home, s.sub)
+		}
+		if l := p.affA.Lookup(ctx, k.Session); len(l) != 1 || l[0].Upstream != s.home || l[0].StandIn != s.sub {
+			t.Fatalf("step %d: Lookup = %+v", i, l)
+		}
+	}
+	if b, ok := p.affB.Get(ctx, testKey("s-new"), pol); !ok || b.Home != "up2" || b.StandIn != "" {
+		t.Fatalf("a stand-in without a binding = %+v %v, want it bound as the home", b, ok)
 	}
 }

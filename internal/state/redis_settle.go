@@ -58,7 +58,7 @@ func (r *Redis) Settle(t Ticket, s Settlement) {
 	// woken earlier, they would find the slot still taken and sleep a poll.
 	defer r.released(t.upstream)
 	if s.Bind != nil && r.localAff != nil {
-		r.localAff.Bind(s.Bind.Key, s.Bind.Upstream, s.Bind.Policy)
+		s.Bind.writeTo(r.localAff)
 	}
 	if !r.up.Load() {
 		r.fallback(OpSettle)

@@ -341,6 +341,24 @@
 
   // ---- decisions ----
 
+  // tried lists a decision's attempts: upstream, hedge, outcome, the winner.
+  function tried(d) {
+    return (d.tried || []).map((t) => t.upstream + (t.hedge ? ' (hedge)' : '') + ' ' +
+      (t.won ? '✓' : t.outcome)).join(', ') || dash;
+  }
+
+  // sessionOf says how session affinity placed a decision: the binding's
+  // home, its stand-in, and which was used.
+  function sessionOf(d) {
+    const a = d.affinity;
+    if (!a || !a.result) return dash;
+    let s = a.result;
+    if (a.bound) s += ' · home ' + a.bound;
+    if (a.stand_in) s += ' · stand-in ' + a.stand_in;
+    if (a.reason) s += ' (' + a.reason + ')';
+    return s;
+  }
+
   function renderDecisions(list) {
     const body = $('decisions').tBodies[0];
     const nodes = (list || []).map((d) => {
@@ -358,9 +376,11 @@
         el('td', { text: d.strategy }),
         el('td', {}, d.chosen ? el('strong', { text: d.chosen }) : el('span', { class: 'bad', text: 'none' })),
         el('td', { class: 'order', text: (d.order || []).join(' → ') || dash }),
+        el('td', { class: 'tried', text: tried(d) }),
+        el('td', { class: 'affinity', text: sessionOf(d) }),
         el('td', { class: 'reasons', text: skipped.join(' · ') || dash }));
     });
-    if (nodes.length === 0) nodes.push(el('tr', {}, el('td', { colspan: 8, class: 'muted', text: 'No requests routed yet.' })));
+    if (nodes.length === 0) nodes.push(el('tr', {}, el('td', { colspan: 10, class: 'muted', text: 'No requests routed yet.' })));
     body.replaceChildren(...nodes);
   }
 

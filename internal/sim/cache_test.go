@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestCacheAffinity counts hand-made turn sequences of one session through
+// the recorder: only successful turns count, each against the session's
+// previous successful one.
+func TestCacheAffinity(t *testing.T) {
+	type turn struct {
+		upstream   string // "" : the turn failed (503)
+		start, end time.Duration
+	}
+	s := time.Second
+	tests := []struct {
+		name        string
+		turns       []turn
+		count, warm int64
+		rate        float64
+	}{
+		{"a first turn counts for nothing", []turn{{"a", 0, 2 * s}}, 0, 0, 0},
+		{"same upstream", []turn{{"a", 0, 2 * s}, {"a", 20 * s, 22 * s}, {"a", 50 * s, 53 * s}}, 2, 2, 1},
+		{"different upstream", []turn{{"a", 0, 2 * s}, {"b", 20 * s, 22 * s}, {"b", 40 * s, 42 * s}}, 2, 1, 0.5},
+		{"back home after a move is cold", []turn{{"a", 0, 2 * s}, {"b", 20 * s, 22 * s}, {"a", 40 * s, 42 * s}}, 2, 0, 0},
+		{"gap of exactly 5 minutes", []turn{{"a", 0, 2 * s}, {"a", 2*s + cacheLifetime, 3*s + cacheLifetime}}, 1, 1, 1},
+		{"gap over 5 minutes", []turn{{"a", 0, 2 * s}, {"a", 2*s + cacheLifetime + 1, 3*s + cacheLifetime}}, 1, 0, 0},
+		{"a failed turn is skipped", []turn{{"a", 0, 2 * s}, {"", 20 * s, 21 * s}, {"a", 40 * s, 42 * s}}, 1, 1, 1},
+		{"the gap runs from the last successful turn", []turn{{"a", 0, 2 * s}, {"", 4 * time.Minute, 4*time.Minute + s}, {"a", 2*s + cacheLifetime + s, 6 * time.Minute}}, 1, 0, 0},
+		{"failed first turn", []turn{{"", 0, 2 * s}, {"a", 20 * s, 22 * s}, {"b", 40 * s, 42 * s}, {"b", 60 * s, 62 * s}}, 2, 1, 0.5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder(&Scenario{Duration: time.Hour, Bucket: time.Minute}, make([]*upstreamSim, 2))
+			sess := &session{id: "s"}
+			for _, tu := range tc.turns {
+				q := &request{sess: sess, start: tu.start}
+				q.log.Attempts, q.log.Upstream, q.log.Status = 1, tu.upstream, 200
+				label := clientOK
+				if tu.upstream == "" {
+					q.log.Status, q.log.ErrorClass, label = 503, "no_upstream_available", "503 no_upstream_available"
+				}
+				rec.request(q, tu.end, label, 0)
+			}
+			got := rec.cacheAffinity(0, time.Hour)
+			want := CacheAffinity{Turns: tc.count, Warm: tc.warm, Rate: tc.rate}
+			if got != want {
+				t.Errorf("got %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+// TestCacheAffinityWindow splits the turns by the bucket they started in.
+func TestCacheAffinityWindow(t *testing.T) {
+	rec := newRecorder(&Scenario{Duration: time.Hour, Bucket: time.Minute}, make([]*upstreamSim, 1))
+	sess := &session{id: "s"}
+	for i, up := range []string{"a", "a", "b", "b", "a"} { // one turn a minute
+		q := &request{sess: sess, start: time.Duration(i) * time.Minute}
+		q.log.Attempts, q.log.Upstream, q.log.Status = 1, up, 200
+		rec.request(q, q.start+time.Second, clientOK, 0)
+	}
+	tests := []struct {
+		from, to time.Duration
+		want     CacheAffinity
+	}{
+		{0, time.Hour, CacheAffinity{Turns: 4, Warm: 2, Rate: 0.5}},
+		{0, 2 * time.Minute, CacheAffinity{Turns: 1, Warm: 1, Rate: 1}},
+		{2 * time.Minute, 5 * time.Minute, CacheAffinity{Turns: 3, Warm: 1, Rate: 0.333333}},
+		{5 * time.Minute, time.Hour, CacheAffinity{}},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s-%s", tc.from, tc.to), func(t *testing.T) {
+			if got := rec.cacheAffinity(tc.from, tc.to); got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestChatSessionsCacheAffinity runs issue 17's must-show scenario, and
+// chat-sessions for reference: the rate is reported, and the outage of
+// anthropic-b costs warm turns. It logs the rate before, during and after
+// the outage, docs/simulator.md's table (go test -run CacheAffinity -v).
+// TestRateLimitStormGolden holds a scenario without sessions to no
+// cache-affinity output.
+func TestChatSessionsCacheAffinity(t *testing.T) {
+	for _, name := range []string{"chat-sessions-outage", "chat-sessions"} {
+		t.Run(name, func(t *testing.T) {
+			rp := simulate(t, examples+name+".config.yaml", examples+name+".yaml", 4)
+			c := rp.Summary.Overall.CacheAffinity
+			if c == nil || c.Turns < 10000 || c.Rate <= 0 || c.Rate > 1 {
+				t.Fatalf("cache affinity %+v, want one over more than 10,000 turns", c)
+			}
+			md := files(t, rp)[FileSummaryMD]
+			if row := fmt.Sprintf("| %s (%d of %d) |", pct(c.Rate), c.Warm, c.Turns); !bytes.Contains(md, []byte(row)) {
+				t.Errorf("summary.md has no row ending %q", row)
+			}
+			out := rp.sc.Upstreams["anthropic-b"].Outages
+			if len(out) != 1 {
+				t.Fatalf("anthropic-b outages %v, want one", out)
+			}
+			before := rp.rec.cacheAffinity(0, out[0].Start)
+			during := rp.rec.cacheAffinity(out[0].Start, out[0].End)
+			after := rp.rec.cacheAffinity(out[0].End, rp.sc.Duration)
+			text := func(c CacheAffinity) string { return fmt.Sprintf("%s (%d of %d)", pct(c.Rate), c.Warm, c.Turns) }
+			t.Logf("cache-affinity rate: overall %s; before the outage %s, during (%s–%s) %s, after %s",
+				text(*c), text(before), out[0].Start, out[0].End, text(during), text(after))
+			if during.Rate >= before.Rate {
+				t.Errorf("rate during the outage %v, before %v: a session whose upstream is down cannot keep its cache", during.Rate, before.Rate)
+			}
+		})
+	}
+}
