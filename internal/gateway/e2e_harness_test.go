@@ -229,16 +229,18 @@ func upstreamAt(name, provider, mockURL string, priority int, models ...string) 
 	return u
 }
 
-// deadURL is a loopback URL where nothing listens.
+// deadURL is a loopback URL where nothing listens: port 1, which no
+// listener of a test gets (":0" hands out ephemeral ports), so that a
+// mock started by a parallel test cannot take it over (a port freed by
+// closing a listener could be).
 func deadURL(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	c, err := net.DialTimeout("tcp", "127.0.0.1:1", time.Second)
+	if err == nil {
+		c.Close()
+		t.Skip("something listens on 127.0.0.1:1; the tests need a port that refuses connections")
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return "http://" + addr
+	return "http://127.0.0.1:1"
 }
 
 // result is a finished raw HTTP exchange.

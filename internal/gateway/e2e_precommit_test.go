@@ -29,7 +29,7 @@ import (
 // precommitStall is the first_byte_timeout of the stall rows' routes: the
 // real clock, kept short so that the test stays fast, and long enough for
 // the healthy upstream's first event on a loaded machine.
-const precommitStall = 500 * time.Millisecond
+const precommitStall = 1500 * time.Millisecond
 
 // precommitBound is every cell's route timeout: a deadline for a broken
 // gateway, not a delay.
