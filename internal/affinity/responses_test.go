@@ -145,3 +145,28 @@ func TestPinTableDefaults(t *testing.T) {
 		t.Errorf("Len = %d after %d pins, want the bound %d", n, DefaultMaxPins+1, DefaultMaxPins)
 	}
 }
+
+// BenchmarkPinTable: a Responses turn's cost in memory, over tables of
+// several sizes: one lookup of its previous response and one pin of its
+// new one.
+func BenchmarkPinTable(b *testing.B) {
+	for _, size := range []int{1_000, 100_000} {
+		b.Run(strconv.Itoa(size), func(b *testing.B) {
+			p := NewPinTable(size, time.Hour, clock.NewFake(t0))
+			ctx := context.Background()
+			refs := make([]StateRef, size)
+			for i := range refs {
+				refs[i] = ResponseRef("resp_" + strconv.Itoa(i))
+				p.Pin(ctx, "up-a", refs[i])
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if _, _, ok := p.Holder(ctx, refs[i%size]); !ok {
+					b.Fatal("miss")
+				}
+				p.Pin(ctx, "up-a", refs[(i+size/2)%size])
+			}
+		})
+	}
+}
