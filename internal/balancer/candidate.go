@@ -78,6 +78,12 @@ type Candidate struct {
 	// protocol cannot express ("n", "previous_response_id", …; DESIGN.md
 	// §9); "" when it can. It is filtered as FilterIncompatible.
 	Incompatible string
+	// PinnedElsewhere says why the request may go to another upstream
+	// only: it refers to state that upstream holds (a Responses
+	// response or conversation, DESIGN.md §5), e.g. "previous response
+	// resp_1 is held by up-a"; "" when it may go here. It is filtered as
+	// FilterPinnedElsewhere, before any other filter.
+	PinnedElsewhere string
 	// Translate is the wire protocol the request is translated into for
 	// this upstream ("openai-chat", "anthropic", "gemini"), "" when it
 	// passes through in the client's own protocol; it is recorded in the

@@ -136,6 +136,9 @@ func nonNil(s []string) []string {
 // Filter values of CandidateRecord.Filter, in the order Plan applies them;
 // the first that matches is recorded.
 const (
+	// FilterPinnedElsewhere: the request refers to state another upstream
+	// holds (Detail says which), so it may go there only.
+	FilterPinnedElsewhere = "pinned_elsewhere"
 	// FilterInactive: the upstream is switched off.
 	FilterInactive = "inactive"
 	// FilterIncompatible: the request uses something the upstream's wire
@@ -196,6 +199,8 @@ type CandidateRecord struct {
 // survivor. It allocates, so Plan never calls it.
 func (r *CandidateRecord) ReasonText() string {
 	switch r.Filter {
+	case FilterPinnedElsewhere:
+		return withDetail("pinned", r.Detail)
 	case FilterInactive:
 		return "upstream inactive"
 	case FilterIncompatible:

@@ -8,6 +8,8 @@ package balancer
 // allocates.
 func filter(c *Candidate, exclude []string, keepRateLimited bool, r *CandidateRecord) {
 	switch {
+	case c.PinnedElsewhere != "":
+		r.Filter, r.Detail = FilterPinnedElsewhere, c.PinnedElsewhere
 	case !c.Active:
 		r.Filter = FilterInactive
 	case c.Incompatible != "":

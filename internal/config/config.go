@@ -213,6 +213,10 @@ type Affinity struct {
 	SlidingTTL time.Duration `yaml:"sliding_ttl" json:"sliding_ttl"`
 	// AbsoluteTTL expires a binding this long after it was made. Default 30m, ≥ SlidingTTL.
 	AbsoluteTTL time.Duration `yaml:"absolute_ttl" json:"absolute_ttl"`
+	// ResponseTTL is how long an OpenAI Responses id (or conversation id)
+	// stays pinned to the upstream that produced it (DESIGN.md §5). Default
+	// 24h, > 0.
+	ResponseTTL time.Duration `yaml:"response_ttl" json:"response_ttl"`
 	// MaxEntries bounds the table (LRU eviction). Default 10000, 1–10000000.
 	MaxEntries int `yaml:"max_entries" json:"max_entries"`
 	// FailBack sends a session back to its home upstream once the home is
@@ -416,7 +420,7 @@ func Default() Config {
 			RetryBudget:       0.2,
 			Hedge:             Hedge{Delay: "0s", Max: 1, Budget: 0.1},
 		},
-		Affinity: Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000, FailBack: true},
+		Affinity: Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000, FailBack: true, ResponseTTL: 24 * time.Hour},
 		Health:   Health{Interval: 30 * time.Second, Probe: "models", Timeout: 5 * time.Second},
 		Circuit: Circuit{
 			FailureThreshold: 5, Window: 30 * time.Second, OpenDuration: 60 * time.Second,

@@ -78,7 +78,7 @@ func TestParseEmptyFileGivesDefaults(t *testing.T) {
 			{"defaults", cfg.Defaults, RouteSettings{Strategy: "weighted-random", Retries: 2, Timeout: 300 * time.Second,
 				FirstByteTimeout: 60 * time.Second, MaxBodyBytes: 10485760, StreamIdleTimeout: 60 * time.Second, RetryBudget: 0.2,
 				Translate: true, DefaultMaxTokens: 4096, Hedge: Hedge{Delay: "0s", Max: 1, Budget: 0.1}}},
-			{"affinity", cfg.Affinity, Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000, FailBack: true}},
+			{"affinity", cfg.Affinity, Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000, FailBack: true, ResponseTTL: 24 * time.Hour}},
 			{"health", cfg.Health, Health{Interval: 30 * time.Second, Probe: "models", Timeout: 5 * time.Second}},
 			{"circuit", cfg.Circuit, Circuit{FailureThreshold: 5, Window: 30 * time.Second, OpenDuration: 60 * time.Second,
 				ProbeInterval: 10 * time.Second, SuccessThreshold: 1, SlowStart: 30 * time.Second}},

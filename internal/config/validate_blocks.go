@@ -96,6 +96,7 @@ func (a *Affinity) check(v *validator, path string) {
 		v.add(path+".absolute_ttl", "must be ≥ sliding_ttl (%s), got %s", a.SlidingTTL, a.AbsoluteTTL)
 	}
 	v.between(path+".max_entries", int64(a.MaxEntries), 1, maxAffinityEntries)
+	v.positive(path+".response_ttl", a.ResponseTTL)
 }
 
 func (h *Health) check(v *validator, path string) {

@@ -185,6 +185,10 @@ func TestValidateRules(t *testing.T) {
 			FieldError{"affinity.max_entries", "must be 1–10000000, got 10000001"}},
 		{"affinity checked when disabled", func(c *Config) { c.Affinity.Enabled, c.Affinity.SlidingTTL = false, -time.Second },
 			FieldError{"affinity.sliding_ttl", "must be > 0, got -1s"}},
+		{"affinity response ttl zero", func(c *Config) { c.Affinity.ResponseTTL = 0 },
+			FieldError{"affinity.response_ttl", "must be > 0, got 0s"}},
+		{"affinity response ttl negative", func(c *Config) { c.Affinity.ResponseTTL = -time.Hour },
+			FieldError{"affinity.response_ttl", "must be > 0, got -1h0m0s"}},
 
 		// health
 		{"health interval negative", func(c *Config) { c.Health.Interval = -time.Second },

@@ -52,6 +52,7 @@ func (g *Gateway) initState() {
 		Breakers: health.NewBreakers(g.cfg.Circuit, g.clock),
 		Stats:    &countingStats{Stats: state.NewMemory(state.DefaultWindow), traffic: g.traffic},
 		Sessions: g.sessions,
+		Pins:     affinity.NewPinTable(affinity.DefaultMaxPins, g.cfg.Affinity.ResponseTTL, g.clock),
 	})
 	g.state = g.local
 	if g.shared != nil {

@@ -14,7 +14,6 @@ import (
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/responses"
 
 	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
@@ -186,26 +185,6 @@ func TestAffinitySticksPerSource(t *testing.T) {
 				c := e.openAI(testKey)
 				if _, err := c.Chat.Completions.New(ctx, p, option.WithResponseInto(&raw)); err != nil {
 					t.Fatalf("request %d: %v", i, err)
-				}
-				return raw.Header
-			},
-		},
-		{
-			name: "body previous_response_id on /v1/responses (openai sdk)", provider: config.ProviderOpenAI, model: "gpt-4o",
-			wantSession: "resp_0123456789abcdef", wantSource: "body:previous_response_id",
-			send: func(t *testing.T, e *env, i int) http.Header {
-				var raw *http.Response
-				c := e.openAI(testKey)
-				got, err := c.Responses.New(ctx, responses.ResponseNewParams{
-					Model:              "gpt-4o",
-					Input:              responses.ResponseNewParamsInputUnion{OfString: openai.String(fmt.Sprintf("turn %d", i))},
-					PreviousResponseID: openai.String("resp_0123456789abcdef"),
-				}, option.WithResponseInto(&raw))
-				if err != nil {
-					t.Fatalf("request %d: %v", i, err)
-				}
-				if got.OutputText() == "" {
-					t.Fatalf("request %d: empty response %s", i, got.RawJSON())
 				}
 				return raw.Header
 			},

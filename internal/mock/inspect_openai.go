@@ -84,8 +84,12 @@ func (c *call) inspectChat() (*convo, *apiError) {
 
 // inspectResponses reads a Responses API request: its tools and
 // tool_choice, its input (a string, or items: messages with images,
-// function calls and their outputs) and reasoning.effort.
+// function calls and their outputs) and reasoning.effort. It refuses a
+// previous_response_id the mock did not issue (checkPrevious).
 func (c *call) inspectResponses() (*convo, *apiError) {
+	if err := c.checkPrevious(); err != nil {
+		return nil, err
+	}
 	cv := &convo{}
 	if err := openAITools(cv, c.body, ""); err != nil {
 		return nil, err

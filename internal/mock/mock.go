@@ -54,7 +54,11 @@
 // requests are checked against Options' AWS credentials (SigV4) or its
 // API key (Bearer). The response
 // "model" echoes the request's, so a test can see a gateway's model_map at
-// work. Every response carries X-Mock-Upstream.
+// work. Every response carries X-Mock-Upstream. Ids (responses, messages,
+// completions) carry a random tag of the mock's own, so that two mocks
+// never issue the same; a Responses request whose previous_response_id
+// this mock did not issue is refused with 404 previous_response_not_found,
+// as an account that does not hold the response refuses it.
 //
 // How the mock misbehaves (latency, TTFT, speed, error rate, forced status,
 // its own RPM/TPM limits, hanging, stalled streams, cut streams, error
@@ -165,7 +169,9 @@ type Server struct {
 	rngMu sync.Mutex // guards rng
 	rng   *rand.Rand // ErrorRate draws
 
-	seq     atomic.Uint64 // response and tool call ids
+	seq     atomic.Uint64                // response and tool call ids
+	idTag   string                       // in every id, unique to this mock (newIDTag)
+	stored  *lru.Cache[string, struct{}] // the response ids issued (stored.go)
 	stats   *stats
 	tokens  *tokens // Vertex's OAuth2 access tokens
 	limiter limiter
@@ -194,6 +200,8 @@ func New(opts Options) *Server {
 		behavior: opts.Behavior,
 		rng:      rand.New(rand.NewPCG(uint64(opts.Seed), 0x5eed_e770)),
 		stats:    newStats(),
+		idTag:    newIDTag(),
+		stored:   newStored(),
 	}
 	if s.name == "" {
 		s.name = "mock"
@@ -356,9 +364,9 @@ func (c *call) sleep(d time.Duration) bool {
 	}
 }
 
-// id returns a fresh response id with prefix.
+// id returns a fresh id with prefix, unique to this mock.
 func (c *call) id(prefix string) string {
-	return prefix + "mock" + strconv.FormatUint(c.s.seq.Add(1), 10)
+	return prefix + c.s.idTag + strconv.FormatUint(c.s.seq.Add(1), 10)
 }
 
 // answer returns n answer words for this request.

@@ -165,11 +165,13 @@ func TestRefusals(t *testing.T) {
 func TestAccepted(t *testing.T) {
 	_, url := newServed(t, Options{})
 	urlSafe := base64.RawURLEncoding.EncodeToString(onePixelPNG)
+	// A response this mock stored: a request may continue only such a one.
+	stored := do(t, http.MethodPost, url+"/v1/responses", `{"model":"gpt-4o","input":"x"}`).get("id").String()
 	tests := []struct {
 		name, path, body string
 		header           []string
 	}{
-		{"responses output of a stored call", "/v1/responses", `{"model":"gpt-4o","previous_response_id":"resp_1","input":[{"type":"function_call_output","call_id":"call_7","output":"x"}]}`, nil},
+		{"responses output of a stored call", "/v1/responses", `{"model":"gpt-4o","previous_response_id":"` + stored + `","input":[{"type":"function_call_output","call_id":"call_7","output":"x"}]}`, nil},
 		{"responses file image", "/v1/responses", `{"model":"gpt-4o","input":[{"role":"user","content":[{"type":"input_image","file_id":"file-1"}]}]}`, nil},
 		{"chat parallel tool results", "/v1/chat/completions", `{"model":"gpt-4o","messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"b","content":"1"},{"role":"tool","tool_call_id":"a","content":"2"}]}`, nil},
 		{"anthropic thinking disabled", "/v1/messages", `{"model":"c","max_tokens":10,"thinking":{"type":"disabled"},"temperature":0.2,"messages":[{"role":"user","content":"x"}]}`, nil},

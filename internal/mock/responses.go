@@ -43,6 +43,7 @@ func (b *seqStream) tokens(tmpl eventTemplate, ps []string) {
 func (c *call) response() {
 	r := &c.rep
 	respID := c.id("resp_")
+	c.s.stored.Add(respID, struct{}{})
 	items := c.responseItems()
 	final := c.responseObject(respID, r, items.done)
 	if !c.stream {
@@ -179,7 +180,7 @@ func (c *call) responseObject(id string, r *reply, output []obj) obj {
 		}
 		return json.RawMessage(otherwise)
 	}
-	return obj{
+	o := obj{
 		"id":                   id,
 		"object":               "response",
 		"created_at":           c.now.Unix(),
@@ -205,4 +206,12 @@ func (c *call) responseObject(id string, r *reply, output []obj) obj {
 		"usage":                usage,
 		"metadata":             raw("metadata", "{}"),
 	}
+	// A response in a conversation names it as an object, whichever form
+	// the request gave.
+	if conv := gjson.GetBytes(c.body, "conversation"); conv.Type == gjson.String && conv.Str != "" {
+		o["conversation"] = obj{"id": conv.Str}
+	} else if id := conv.Get("id"); conv.IsObject() && id.Type == gjson.String {
+		o["conversation"] = obj{"id": id.Str}
+	}
+	return o
 }

@@ -15,6 +15,7 @@ import (
 // stays on this upstream. It returns how the attempt ended.
 func (x *exchange) commit(st *started) outcome.Outcome {
 	defer st.close()
+	x.pinAnswer(st)
 	x.log.Upstream = st.up.cfg.Name
 	x.log.Status = st.resp.StatusCode
 	if st.wire != nil {
@@ -78,6 +79,9 @@ func (x *exchange) relayStream(st *started) outcome.Outcome {
 	rel := x.relayFor(st)
 	ev := st.first
 	for {
+		if x.pinned.pending {
+			x.pinEvent(st, ev)
+		}
 		out, rerr := rel.relay(ev, &scan.StreamState)
 		x.log.InputTokens, x.log.OutputTokens = scan.In, scan.OutSoFar()
 		if len(out) > 0 {

@@ -35,6 +35,10 @@ var (
 	ErrKeyRateLimited = errors.New("rate limit exceeded for this key")
 	// ErrSpendLimit: the client key's spend_limit is used up (429).
 	ErrSpendLimit = errors.New("spend limit exceeded for this key")
+	// ErrStateUnavailable: the request refers to a response or conversation
+	// that only one upstream holds, and that upstream cannot take it now
+	// (503, DESIGN.md §5).
+	ErrStateUnavailable = errors.New("the upstream holding the previous response is unavailable")
 	// ErrQueueFull: every candidate is full and its queue too (503).
 	ErrQueueFull = errors.New("queue full")
 	// ErrQueueTimeout: no slot was free within queue.timeout (503).
@@ -97,6 +101,8 @@ func apiErrorFor(err error) *apiError {
 		return &apiError{status: 429, kind: "rate_limit_error", code: "rate_limit_exceeded", msg: err.Error()}
 	case errors.Is(err, ErrSpendLimit):
 		return &apiError{status: 429, kind: "rate_limit_error", code: "spend_limit_exceeded", msg: err.Error()}
+	case errors.Is(err, ErrStateUnavailable):
+		return &apiError{status: 503, kind: "upstream_error", code: "previous_response_unavailable", msg: err.Error()}
 	case errors.Is(err, ErrQueueFull):
 		return &apiError{status: 503, kind: "upstream_error", code: "queue_full", msg: err.Error()}
 	case errors.Is(err, ErrQueueTimeout):

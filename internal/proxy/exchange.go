@@ -39,6 +39,7 @@ type exchange struct {
 	began   time.Time
 	est     int64 // estimated tokens: prompt bytes/4 + max_tokens
 	session sessionRef
+	pinned  statePin
 	tally   tally
 	tr      translation
 	log     store.RequestLog
@@ -111,7 +112,8 @@ func (x *exchange) run() error {
 	defer cancel(nil)
 	deadline := x.s.opts.Clock.AfterFunc(rt.cfg.Timeout, func() { cancel(errRequestTimeout) })
 	defer deadline.Stop()
-	return x.loop(ctx, rt)
+	x.findHolder(ctx)
+	return x.pinnedError(x.loop(ctx, rt))
 }
 
 // peek reads model and stream from the body without decoding it whole;

@@ -133,6 +133,7 @@ func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*ups
 	if x.tr.client != nil {
 		x.markCompatible(cands, ups, model)
 	}
+	x.markPinned(cands)
 	req := balancer.Request{
 		RequestID: x.log.ID, Model: model, Key: x.key.cfg.Name, Stream: x.stream, K: 1 + rt.cfg.Retries,
 		BodyLen: bodyLen,
@@ -141,6 +142,7 @@ func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*ups
 	plan := rt.bal.Plan(req, cands)
 	if len(plan.Order)+len(plan.Waitable) == 0 {
 		x.noteIncompatible(&plan.Decision)
+		x.notePinned(&plan.Decision)
 	}
 	if x.session.id != "" && rt.affinityOn {
 		x.s.opts.Metrics.Affinity(plan.Decision.Affinity.Result)

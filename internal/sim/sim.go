@@ -152,6 +152,7 @@ func newRun(cfg *config.Config, sc *Scenario, seed uint64) (*run, error) {
 			Clock: sch, Breakers: r.breakers, Slots: limits.NewSlotsWithClock(sch),
 			Stats: recordingStats{Memory: state.NewMemory(state.DefaultWindow), r: r}, Limiter: limiter,
 			Keys: limits.NewKeyLimiter(sch), Sessions: sessions,
+			Pins: affinity.NewPinTable(affinity.DefaultMaxPins, cfg.Affinity.ResponseTTL, sch),
 		}),
 		Spend: limits.NewSpend(sch), Affinity: affinity.WithContext(sessions),
 		Logs: logSink{r}, OnDecision: r.decision,

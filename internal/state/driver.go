@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"switchyard/internal/affinity"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
 	"switchyard/internal/limits"
@@ -24,7 +25,9 @@ import (
 // between it reports the answer's headers with Observe and a 429 with
 // RateLimited. Planning, the admin API and the metrics read Upstream.
 // The active prober goes through ProbeGate (health.Gate). AllowKey is the
-// client key's rpm, checked once per client request.
+// client key's rpm, checked once per client request. The Pins record which
+// upstream holds a Responses response or conversation (affinity.Pins says
+// when the proxy asks and tells); with Redis they are shared.
 //
 // Blocking. Admit blocks only while the request waits in an upstream's
 // queue (Admission.Wait), at most Queue.Timeout, and returns early when ctx
@@ -60,6 +63,9 @@ type Driver interface {
 	ProbeGate() health.Gate
 	// Forget drops the state of an upstream that no longer exists.
 	Forget(upstream string)
+	// Pins records and finds the upstream holding stateful objects
+	// (DESIGN.md §5), for affinity.response_ttl.
+	affinity.Pins
 }
 
 // Lease is one admitted attempt. Done gives back everything Admit took —

@@ -33,6 +33,9 @@ type LocalOptions struct {
 	Keys *limits.KeyLimiter
 	// Sessions receives the bindings Done makes. Default: none.
 	Sessions Binder
+	// Pins record which upstream holds a stateful object. Default: a
+	// table of affinity.DefaultMaxPins for affinity.DefaultResponseTTL.
+	Pins *affinity.PinTable
 }
 
 // Binder binds sessions (affinity.Table, affinity.Store).
@@ -52,6 +55,7 @@ type Local struct {
 	stats    Stats
 	keys     *limits.KeyLimiter
 	sessions Binder
+	pins     *affinity.PinTable
 }
 
 var _ Driver = (*Local)(nil)
@@ -60,7 +64,10 @@ var _ Driver = (*Local)(nil)
 func NewLocal(opts LocalOptions) *Local {
 	d := &Local{
 		clk: opts.Clock, breakers: opts.Breakers, limiter: opts.Limiter, slots: opts.Slots,
-		stats: opts.Stats, keys: opts.Keys, sessions: opts.Sessions,
+		stats: opts.Stats, keys: opts.Keys, sessions: opts.Sessions, pins: opts.Pins,
+	}
+	if d.pins == nil {
+		d.pins = affinity.NewPinTable(affinity.DefaultMaxPins, affinity.DefaultResponseTTL, d.clk)
 	}
 	if d.breakers == nil {
 		d.breakers = health.NewBreakers(config.Circuit{}, d.clk)
@@ -228,6 +235,16 @@ func (d *Local) AllowKey(_ context.Context, key string, rpm int) (bool, time.Dur
 
 // ProbeGate implements Driver: the local breakers.
 func (d *Local) ProbeGate() health.Gate { return d.breakers }
+
+// Pin implements Driver: the in-process table.
+func (d *Local) Pin(ctx context.Context, upstream string, refs ...affinity.StateRef) {
+	d.pins.Pin(ctx, upstream, refs...)
+}
+
+// Holder implements Driver: the in-process table.
+func (d *Local) Holder(ctx context.Context, refs ...affinity.StateRef) (string, affinity.StateRef, bool) {
+	return d.pins.Holder(ctx, refs...)
+}
 
 // Forget implements Driver.
 func (d *Local) Forget(upstream string) {

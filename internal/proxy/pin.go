@@ -1,0 +1,162 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"switchyard/internal/affinity"
+	"switchyard/internal/balancer"
+	"switchyard/internal/codec"
+	"switchyard/internal/outcome"
+)
+
+// statePin is a request of a protocol whose upstreams keep state between
+// requests (codec.Stateful: the OpenAI Responses API) and that state's
+// upstream (DESIGN.md §5). Stateful calls are pinned hard: a request that
+// refers to a response or conversation an upstream holds goes to that
+// upstream only, or gets 503 previous_response_unavailable naming it, never
+// another account's 404; and every answer an upstream gives in the
+// client's own protocol records its response and conversation ids with
+// that upstream before the client sees them, so that the next request finds
+// them on any instance. Requests of other protocols skip all of it.
+type statePin struct {
+	// codec reads the state ids; nil for a protocol without state.
+	codec codec.Stateful
+	// conversation is the request's conversation, pinned again with the
+	// answer's upstream.
+	conversation affinity.StateRef
+	// holder is the upstream that holds what the request refers to (ref);
+	// "" when the request refers to nothing known.
+	holder string
+	ref    affinity.StateRef
+	// elsewhere is every other candidate's PinnedElsewhere.
+	elsewhere string
+	// pending: a stream whose response id is not recorded yet.
+	pending bool
+}
+
+// findHolder looks up, for a request of a stateful protocol, the upstream
+// that holds the response or conversation it refers to: its
+// previous_response_id first, then its conversation. An id the pins do
+// not know leaves the request to normal routing (its upstream answers 404
+// itself when it does not hold it either).
+func (x *exchange) findHolder(ctx context.Context) {
+	sc, ok := x.codec.(codec.Stateful)
+	if !ok {
+		return
+	}
+	p := &x.pinned
+	p.codec = sc
+	prev, conv := sc.RequestState(x.body)
+	p.conversation = affinity.ConversationRef(conv)
+	refs := [2]affinity.StateRef{affinity.ResponseRef(prev), p.conversation}
+	if refs[0] == "" && refs[1] == "" {
+		return
+	}
+	if up, ref, found := x.s.opts.State.Holder(ctx, refs[:]...); found {
+		p.holder, p.ref = up, ref
+		p.elsewhere = describeRef(ref) + " is held by " + up
+	}
+}
+
+// describeRef names ref for a client: "previous response resp_1",
+// "conversation conv_1".
+func describeRef(ref affinity.StateRef) string {
+	if ref.Kind() == "response" {
+		return "previous response " + ref.ID()
+	}
+	return ref.Kind() + " " + ref.ID()
+}
+
+// markPinned filters, for a request pinned to its state's holder, every
+// other candidate (balancer.FilterPinnedElsewhere).
+func (x *exchange) markPinned(cands []balancer.Candidate) {
+	if x.pinned.holder == "" {
+		return
+	}
+	for i := range cands {
+		if cands[i].Name != x.pinned.holder {
+			cands[i].PinnedElsewhere = x.pinned.elsewhere
+		}
+	}
+}
+
+// notePinned records, for a pinned request's plan that left nothing to
+// try, why its holder was not available, for the client's error.
+func (x *exchange) notePinned(d *balancer.Decision) {
+	h := x.pinned.holder
+	if h == "" || x.tally.noted(h) {
+		return
+	}
+	detail := "not a candidate (removed, or not serving this model for this key)"
+	for i := range d.Candidates {
+		if r := &d.Candidates[i]; r.Name == h {
+			detail = r.ReasonText()
+		}
+	}
+	x.tally.failures = append(x.tally.failures, failure{upstream: h, detail: detail, class: outcome.Canceled})
+}
+
+// pinnedError turns the error of a pinned request that no upstream served
+// — its holder was unavailable (breaker open, cooling down, full, inactive,
+// gone) or failed — into 503 previous_response_unavailable naming the
+// holder. Other errors (the client's, a model no upstream serves) stay.
+func (x *exchange) pinnedError(err error) error {
+	if x.pinned.holder == "" || err == nil {
+		return err
+	}
+	var ae *apiError
+	if !errors.As(err, &ae) || !(errors.Is(err, ErrNoUpstream) || errors.Is(err, ErrQueueFull) || errors.Is(err, ErrQueueTimeout)) {
+		return err
+	}
+	e := newError(ErrStateUnavailable, describeRef(x.pinned.ref)+" is held by upstream "+x.pinned.holder+
+		", which cannot take this request now"+x.tally.summary())
+	e.retryAfter = max(ae.retryAfter, x.tally.retryIn, time.Second)
+	return e
+}
+
+// pinAnswer records, before a committed answer reaches the client, the
+// state it carries with its upstream: a whole success's response and
+// conversation ids now, a stream's from its first event that carries the
+// response (pinEvent). A translated answer holds no upstream's state (its
+// ids are the gateway's): nothing is recorded.
+func (x *exchange) pinAnswer(st *started) {
+	if x.pinned.codec == nil || st.wire != nil {
+		return
+	}
+	if st.first != nil {
+		x.pinned.pending = true
+		return
+	}
+	if st.class != outcome.Success {
+		return
+	}
+	id, conv := x.pinned.codec.AnswerState(st.body)
+	x.pinRefs(st.up.cfg.Name, id, conv)
+}
+
+// pinEvent records the state of a committed stream's event, if it carries
+// the response, before it is relayed.
+func (x *exchange) pinEvent(st *started, ev *codec.Event) {
+	id, conv, ok := x.pinned.codec.EventState(ev)
+	if !ok {
+		return
+	}
+	x.pinned.pending = false
+	x.pinRefs(st.up.cfg.Name, id, conv)
+}
+
+// pinRefs pins the response id and the answer's and request's
+// conversations to upstream. The pin outlives the client's request: a
+// client that leaves does not undo the response the upstream stored.
+func (x *exchange) pinRefs(upstream, id, conv string) {
+	refs := [3]affinity.StateRef{affinity.ResponseRef(id), affinity.ConversationRef(conv), x.pinned.conversation}
+	if refs[2] == refs[1] {
+		refs[2] = ""
+	}
+	if refs[0] == "" && refs[1] == "" && refs[2] == "" {
+		return
+	}
+	x.s.opts.State.Pin(context.WithoutCancel(x.r.Context()), upstream, refs[:]...)
+}
