@@ -210,6 +210,9 @@ func (d *bedrockRequestDecoder) toolUse(v gjson.Result, path func() string) (Par
 	if p.Name, err = gjString(v.Get("name"), sub, "name"); err != nil {
 		return p, false, err
 	}
+	if p.Name == "" { // Bedrock requires a tool name, as every protocol it may be translated to does
+		return p, false, fmt.Errorf("%s.name: field required", sub())
+	}
 	if in := v.Get("input"); in.Exists() && in.Type != gjson.Null {
 		p.Arguments = json.RawMessage(in.Raw)
 	}
