@@ -179,8 +179,9 @@ type RequestLog struct {
 type Attempt struct {
 	// Upstream is the upstream tried.
 	Upstream string `json:"upstream"`
-	// Start is when it was sent, after the request arrived; FirstByte
-	// (when it got that far) and End are after Start.
+	// Start is when it was sent, measured from the request's arrival;
+	// FirstByte (when it got that far, else 0) and End are measured from
+	// Start: the attempt ended at Start+End after the request arrived.
 	Start     time.Duration `json:"start_ns"`
 	FirstByte time.Duration `json:"first_byte_ns,omitempty"`
 	End       time.Duration `json:"end_ns"`
