@@ -32,7 +32,7 @@ import (
 // statuses in one place (writeErr); a config.Errors in the chain answers 400
 // with its field paths.
 var (
-	// ErrNotFound: the named upstream, key, route or client key does not exist (404).
+	// ErrNotFound: the named upstream, key, route, client key or request does not exist (404).
 	ErrNotFound = errors.New("not found")
 	// ErrConflict: an upstream or key of that name already exists (409).
 	ErrConflict = errors.New("already exists")
@@ -105,6 +105,7 @@ func New(s *Service, token string, logger *slog.Logger) http.Handler {
 	api.Handle("/admin/api/state", methods{http.MethodGet: h.state})
 	api.Handle("/admin/api/explain", methods{http.MethodGet: h.explain})
 	api.Handle("/admin/api/decisions", methods{http.MethodGet: h.decisions})
+	api.Handle("/admin/api/requests/{id}", methods{http.MethodGet: h.request})
 	api.Handle("/admin/api/affinity", methods{http.MethodGet: h.affinity, http.MethodDelete: h.deleteAffinity})
 	api.Handle("/admin/api/usage", methods{http.MethodGet: h.usage})
 	// Go's profiler, for finding where a busy gateway spends its time:

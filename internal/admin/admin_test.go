@@ -604,6 +604,7 @@ func TestDashboard(t *testing.T) {
 	}{
 		{"/admin/", "text/html", `<script src="app.js"`},
 		{"/admin/app.js", "javascript", "sessionStorage"},
+		{"/admin/request.js", "javascript", "requests/"},
 		{"/admin/style.css", "text/css", "font-family"},
 	}
 	for _, c := range cases {

@@ -195,6 +195,15 @@ func (f *fakeGateway) Decisions(limit int) []*balancer.Decision {
 	return []*balancer.Decision{{RequestID: "req_1", Model: "gpt-4o", Order: []string{"a"}, Chosen: "a"}}
 }
 
+// requestDecisions are the decisions the fake keeps, by request id.
+var requestDecisions = map[string][]*balancer.Decision{
+	"req_1": {{RequestID: "req_1", Model: "gpt-4o", Order: []string{"a", "b"}, Chosen: "a",
+		Tried: []balancer.TriedRecord{{Upstream: "a", Outcome: "server_error"}, {Upstream: "b", Outcome: "success", Won: true}}}},
+	"unlogged": {{RequestID: "unlogged", Model: "gpt-4o", Order: []string{"a"}, Chosen: "a"}},
+}
+
+func (f *fakeGateway) RequestDecisions(id string) []*balancer.Decision { return requestDecisions[id] }
+
 // boundSession is the one session the fake has bindings for.
 const boundSession = "s-bound"
 

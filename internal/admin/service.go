@@ -20,6 +20,9 @@ type Store interface {
 	// UsageTotals is store.Store's: request-log sums per (upstream, key)
 	// since a time, added up by the database.
 	UsageTotals(ctx context.Context, since time.Time) ([]store.UsageTotal, error)
+	// RequestLog is store.Store's: the newest request log with an id,
+	// store.ErrNotFound when none (or not yet written).
+	RequestLog(ctx context.Context, id string) (store.RequestLog, error)
 }
 
 // ConfigStore reads and writes the stored upstreams, client keys and routes,
@@ -70,6 +73,9 @@ type Observer interface {
 	Explain(q ExplainQuery) (*balancer.Decision, error)
 	// Decisions returns up to limit of the latest routing decisions, newest first.
 	Decisions(limit int) []*balancer.Decision
+	// RequestDecisions returns the decisions still kept for request id,
+	// oldest first; none once they left the ring of recent decisions.
+	RequestDecisions(id string) []*balancer.Decision
 }
 
 // Sessions reads and drops sticky-session bindings.

@@ -48,3 +48,22 @@ func (r *DecisionRing) Recent(limit int) []*Decision {
 	}
 	return out
 }
+
+// ByRequest returns the decisions the ring still holds whose RequestID is
+// id, oldest first: one per plan the request made (a fallback model plans
+// again), and those of any other request that reused the id.
+func (r *DecisionRing) ByRequest(id string) []*Decision {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, first := r.next, 0
+	if r.full {
+		n, first = len(r.buf), r.next
+	}
+	var out []*Decision
+	for i := range n {
+		if d := r.buf[(first+i)%len(r.buf)]; d.RequestID == id {
+			out = append(out, d)
+		}
+	}
+	return out
+}

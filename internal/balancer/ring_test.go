@@ -40,3 +40,38 @@ func TestDecisionRing(t *testing.T) {
 		t.Fatalf("default size %d", n)
 	}
 }
+
+func TestDecisionRingByRequest(t *testing.T) {
+	tests := []struct {
+		name string
+		size int
+		ids  []string // added in order
+		find string
+		want []int // positions in ids, oldest first
+	}{
+		{"empty", 3, nil, "a", nil},
+		{"absent", 3, []string{"a", "b"}, "c", nil},
+		{"one", 3, []string{"a", "b"}, "b", []int{1}},
+		{"several, oldest first", 4, []string{"a", "b", "a", "a"}, "a", []int{0, 2, 3}},
+		{"wrapped: evicted ones are gone", 3, []string{"a", "b", "a", "c", "a"}, "a", []int{2, 4}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewDecisionRing(tc.size)
+			added := make([]*Decision, len(tc.ids))
+			for i, id := range tc.ids {
+				added[i] = &Decision{RequestID: id}
+				r.Add(added[i])
+			}
+			got := r.ByRequest(tc.find)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d decisions, want %d", len(got), len(tc.want))
+			}
+			for i, pos := range tc.want {
+				if got[i] != added[pos] {
+					t.Fatalf("position %d: not the decision added %dth", i, pos)
+				}
+			}
+		})
+	}
+}

@@ -205,6 +205,11 @@ func (a adminGateway) Explain(q admin.ExplainQuery) (*balancer.Decision, error) 
 // Decisions implements admin.Observer.
 func (a adminGateway) Decisions(limit int) []*balancer.Decision { return a.g.RecentDecisions(limit) }
 
+// RequestDecisions implements admin.Observer.
+func (a adminGateway) RequestDecisions(id string) []*balancer.Decision {
+	return a.g.RequestDecisions(id)
+}
+
 // Bindings implements admin.Sessions.
 func (a adminGateway) Bindings(session string) []affinity.Binding {
 	return a.g.SessionBindings(context.Background(), session)

@@ -23,6 +23,10 @@ import (
 	"switchyard/internal/mock"
 )
 
+// failoverModel is served by the dashboard test's broken upstream, which
+// answers 500, and then by its fallback.
+const failoverModel = "gpt-4o-failover"
+
 // updateScreenshotEnv, set to 1, makes TestDashboardInBrowser rewrite
 // docs/dashboard.png.
 const updateScreenshotEnv = "SWITCHYARD_UPDATE_SCREENSHOT"
@@ -111,6 +115,7 @@ func (tr *traffic) stop() {
 // TestDashboardInBrowser drives the dashboard in headless Chromium against a
 // gateway with live traffic: it signs in, sees every upstream, switches one
 // off with a click and watches its share fall to 0%, edits a weight inline,
+// opens the view of a request that failed over and sees both attempts,
 // and checks the page raised no error (CSP included) and kept the token in
 // sessionStorage only. With SWITCHYARD_UPDATE_SCREENSHOT=1 it saves a
 // full-page screenshot to docs/dashboard.png.
@@ -124,11 +129,14 @@ func TestDashboardInBrowser(t *testing.T) {
 	_, backupURL := startMock(t, "openai-backup", mock.Behavior{Latency: 60 * time.Millisecond, TTFT: 90 * time.Millisecond, TPS: 200})
 	_, azureURL := startMock(t, "azure-east", mock.Behavior{Latency: 35 * time.Millisecond, TTFT: 55 * time.Millisecond, TPS: 300, ErrorRate: 0.02})
 	_, fallbackURL := startMock(t, "anthropic-fallback", mock.Behavior{Latency: 80 * time.Millisecond})
+	// broken serves only failoverModel, whose requests then fail over to fallback.
+	_, brokenURL := startMock(t, "broken", mock.Behavior{ForceStatus: http.StatusInternalServerError})
 	ups := []config.Upstream{
 		upstreamAt("openai-main", config.ProviderOpenAI, mainURL, 0, "gpt-4o"),
 		upstreamAt("openai-backup", config.ProviderOpenAI, backupURL, 0, "gpt-4o"),
 		upstreamAt("azure-east", config.ProviderOpenAICompatible, azureURL, 0, "gpt-4o"),
-		upstreamAt("fallback", config.ProviderOpenAICompatible, fallbackURL, 1, "gpt-4o"),
+		upstreamAt("fallback", config.ProviderOpenAICompatible, fallbackURL, 1, "gpt-4o", failoverModel),
+		upstreamAt("broken", config.ProviderOpenAICompatible, brokenURL, 0, failoverModel),
 	}
 	ups[0].Weight, ups[1].Weight, ups[2].Weight = 3, 2, 2
 	ups[0].RateLimit.RPM, ups[0].RateLimit.TPM = 1500, 200000
@@ -215,9 +223,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	do("signing in with a wrong token", chromedp.SendKeys(chromedp.ID("token"), "not-the-token"), chromedp.Click(chromedp.ID("login-button")))
 	wait("the wrong token is refused", `document.getElementById('login-error').textContent.includes('refused') && document.getElementById('app').hidden`)
 	do("signing in", chromedp.SendKeys(chromedp.ID("token"), adminToken), chromedp.Click(chromedp.ID("login-button")))
-	wait("every upstream has a row", `document.querySelectorAll('#upstreams tbody tr[data-upstream]').length === 4`)
+	wait("every upstream has a row", `document.querySelectorAll('#upstreams tbody tr[data-upstream]').length === 5`)
 	rows := eval(`Array.from(document.querySelectorAll('#upstreams tbody tr[data-upstream]')).map(r => r.dataset.upstream).join(',')`)
-	if rows != "azure-east,openai-backup,openai-main,fallback" {
+	if rows != "azure-east,broken,openai-backup,openai-main,fallback" {
 		t.Fatalf("rows %s, want tier 0 by name, then tier 1", rows)
 	}
 	if tiers := eval(`Array.from(document.querySelectorAll('#upstreams tr.tier')).map(r => r.textContent.split(' · ')[0]).join(',')`); tiers != "Tier 0,Tier 1" {
@@ -254,6 +262,36 @@ func TestDashboardInBrowser(t *testing.T) {
 	if r := e.mustAdmin(t, "GET", "/upstreams/azure-east", "", http.StatusOK); !strings.Contains(string(r.body), `"weight":4`) {
 		t.Fatalf("after the edit the upstream is %s", r.body)
 	}
+
+	// A request that failed over opens, from its row of recent decisions,
+	// a view with both attempts on the timeline. Traffic waits meanwhile,
+	// so that the row stays among the twelve shown.
+	resume = tr.pause()
+	r := e.post(t, chatPath, `{"model":"`+failoverModel+`","messages":[{"role":"user","content":"hi"}]}`)
+	id := r.header.Get("X-Request-Id")
+	if r.status != http.StatusOK || r.header.Get("X-Switchyard-Attempts") != "2" {
+		t.Fatalf("the failover request: status %d after %s attempts: %s", r.status, r.header.Get("X-Switchyard-Attempts"), r.body)
+	}
+	row := fmt.Sprintf(`#decisions tr[data-request-id="%s"]`, id)
+	wait("the failed-over request has a row", fmt.Sprintf(`!!document.querySelector('%s')`, row))
+	do("opening the request", chromedp.Click(chromedp.CSS(row)))
+	wait("the view shows both timed attempts", `!document.getElementById('request-view').hidden && `+
+		`document.querySelectorAll('#rv-timeline .attempt:not(.untimed)').length === 2`)
+	attempts := eval(`Array.from(document.querySelectorAll('#rv-timeline .attempt')).map(a => ` +
+		`a.dataset.upstream + ':' + a.dataset.outcome + ':' + (a.querySelector('.tag.won') ? 'won' : '') + ':' + ` +
+		`(a.querySelector('.span').getBoundingClientRect().width > 0) + ':' + !!a.querySelector('.first-byte')).join(' ')`)
+	if want := "broken:server_error::true:false fallback:success:won:true:true"; attempts != want {
+		t.Fatalf("attempts on the timeline %q, want %q", attempts, want)
+	}
+	if got := eval(`document.getElementById('rv-id').textContent`); got != id {
+		t.Fatalf("the view is of request %q, want %q", got, id)
+	}
+	if got := eval(`document.getElementById('rv-facts').textContent`); !strings.Contains(got, "Status200") || !strings.Contains(got, "Translationnone") {
+		t.Fatalf("the view's facts %q lack the status or the translation", got)
+	}
+	do("closing the view", chromedp.Click(chromedp.ID("rv-close")))
+	wait("the view is closed", `document.getElementById('request-view').hidden`)
+	resume()
 
 	if update {
 		// Let the chart collect a minute of history first.

@@ -1207,7 +1207,7 @@ func TestSecurityAdminUIHeaders(t *testing.T) {
 			t.Errorf("%s: Content-Security-Policy %q allows inline code or other origins", what, csp)
 		}
 	}
-	for _, path := range []string{"/admin/", "/admin/app.js", "/admin/style.css"} {
+	for _, path := range []string{"/admin/", "/admin/app.js", "/admin/request.js", "/admin/style.css"} {
 		r := rawRequest(t, "GET", e.URL+path, nil)
 		if r.status != http.StatusOK {
 			t.Fatalf("GET %s: status %d", path, r.status)
@@ -1249,6 +1249,7 @@ func TestSecurityAdminUIHeaders(t *testing.T) {
 		{"GET", "/admin/api/keys", adminToken, 200},
 		{"GET", "/admin/api/upstreams/none", adminToken, 404},
 		{"GET", "/admin/api/decisions?limit=x", adminToken, 400},
+		{"GET", "/admin/api/requests/none", adminToken, 404},
 		{"POST", "/admin/api/state", adminToken, 405},
 		{"GET", "/admin/api/state", "wrong", 401},
 	} {

@@ -372,6 +372,10 @@ func (g *Gateway) DroppedLogs() uint64 {
 // RecentDecisions returns up to limit of the latest routing decisions, newest first.
 func (g *Gateway) RecentDecisions(limit int) []*balancer.Decision { return g.recent.Recent(limit) }
 
+// RequestDecisions returns the routing decisions still kept for request id,
+// oldest first.
+func (g *Gateway) RequestDecisions(id string) []*balancer.Decision { return g.recent.ByRequest(id) }
+
 // Explain computes the routing decision a request would get now, without sending it.
 func (g *Gateway) Explain(ctx context.Context, req proxy.ExplainRequest) (*balancer.Decision, error) {
 	return g.proxy.Explain(ctx, req)

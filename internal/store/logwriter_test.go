@@ -90,6 +90,9 @@ func (f *fakeStore) Close() error                                       { return
 func (f *fakeStore) RecentRequestLogs(context.Context, int) ([]store.RequestLog, error) {
 	return nil, nil
 }
+func (f *fakeStore) RequestLog(context.Context, string) (store.RequestLog, error) {
+	return store.RequestLog{}, store.ErrNotFound
+}
 func (f *fakeStore) UsageTotals(context.Context, time.Time) ([]store.UsageTotal, error) {
 	return nil, nil
 }

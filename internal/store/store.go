@@ -22,7 +22,8 @@ import (
 // Errors a Store returns. Callers classify with errors.Is; implementations
 // wrap them with context ("deleting upstream \"a\": not found").
 var (
-	// ErrNotFound means the named upstream, key or route does not exist.
+	// ErrNotFound means the named upstream, key, route or request log does
+	// not exist.
 	ErrNotFound = errors.New("not found")
 	// ErrPlaintextKey means a client key was given with its plaintext secret
 	// (Key set) or without a valid hex SHA-256 (KeySHA256). The store holds
@@ -80,6 +81,11 @@ type Store interface {
 	// RecentRequestLogs returns at most limit logs, newest (by Time) first.
 	// A limit ≤ 0 returns none.
 	RecentRequestLogs(ctx context.Context, limit int) ([]RequestLog, error)
+	// RequestLog returns the request log whose ID is id, the newest (by
+	// Time, then last inserted) when several share it (a client may reuse
+	// an X-Request-Id). It returns an error wrapping ErrNotFound when none
+	// has, which includes a log still queued in a LogWriter.
+	RequestLog(ctx context.Context, id string) (RequestLog, error)
 	// UsageTotals adds up, in the database, the request logs whose Time is
 	// at or after since (to the nanosecond; a log with the zero Time is
 	// never counted): one total per (Upstream, Key) pair that has a log,
@@ -173,8 +179,9 @@ type RequestLog struct {
 type Attempt struct {
 	// Upstream is the upstream tried.
 	Upstream string `json:"upstream"`
-	// Start is when it was sent, after the request arrived; FirstByte
-	// (when it got that far) and End are after Start.
+	// Start is when it was sent, measured from the request's arrival;
+	// FirstByte (when it got that far, else 0) and End are measured from
+	// Start: the attempt ended at Start+End after the request arrived.
 	Start     time.Duration `json:"start_ns"`
 	FirstByte time.Duration `json:"first_byte_ns,omitempty"`
 	End       time.Duration `json:"end_ns"`

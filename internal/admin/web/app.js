@@ -1,7 +1,8 @@
 // Switchyard admin dashboard. Plain JavaScript, no dependencies.
 //
 // It polls GET /admin/api/state and /admin/api/decisions every 2 s without
-// reloading the page, keeps the requests-per-second history in memory for the
+// reloading the page, opens a request's view (request.js) from a row of
+// recent decisions, keeps the requests-per-second history in memory for the
 // chart, and edits upstreams with PATCH (active toggle, inline weight). The
 // admin token lives in sessionStorage only: never a cookie, never
 // local storage. Everything taken from the API is inserted as text, never as
@@ -65,6 +66,9 @@
     return data;
   }
 
+  // The request view (request.js) opens from a row of recent decisions.
+  const requestView = switchyardRequestView({ $, el, api });
+
   // ---- sign in / out ----
 
   function showApp(on) {
@@ -85,6 +89,7 @@
     clearTimeout(timer);
     timer = null;
     showApp(false);
+    requestView.close();
     setStatus('signed out');
     $('login-error').textContent = message || '';
     $('token').value = '';
@@ -368,7 +373,8 @@
           if (c.filter || c.reason) skipped.push(c.name + ': ' + (c.reason || c.filter));
         }
       }
-      return el('tr', {},
+      const tr = el('tr', { class: 'open-request' + (d.request_id === requestView.current() ? ' selected' : ''), 'data-request-id': d.request_id,
+        tabindex: 0, title: 'Open request ' + d.request_id },
         el('td', { text: clock(d.at) }),
         el('td', { class: 'rid', text: d.request_id, title: d.request_id }),
         el('td', { text: d.model }),
@@ -379,9 +385,20 @@
         el('td', { class: 'tried', text: tried(d) }),
         el('td', { class: 'affinity', text: sessionOf(d) }),
         el('td', { class: 'reasons', text: skipped.join(' · ') || dash }));
+      tr.addEventListener('click', () => openRequest(d.request_id));
+      tr.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') openRequest(d.request_id); });
+      return tr;
     });
     if (nodes.length === 0) nodes.push(el('tr', {}, el('td', { colspan: 10, class: 'muted', text: 'No requests routed yet.' })));
     body.replaceChildren(...nodes);
+  }
+
+  function openRequest(id) {
+    for (const tr of $('decisions').querySelectorAll('tr.selected')) tr.classList.remove('selected');
+    for (const tr of $('decisions').querySelectorAll('tr[data-request-id]')) {
+      if (tr.dataset.requestId === id) tr.classList.add('selected');
+    }
+    requestView.open(id);
   }
 
   // ---- polling ----
@@ -410,6 +427,7 @@
       signIn($('token').value.trim());
     });
     $('logout').addEventListener('click', () => signOut(''));
+    $('rv-close').addEventListener('click', () => requestView.close());
     if (token) {
       showApp(true);
       poll();

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -41,6 +42,34 @@ func (s *Store) InsertRequestLogs(ctx context.Context, logs []store.RequestLog) 
 	return nil
 }
 
+// selectLogsSQL selects every column of a request log, in the order logDest lists them.
+const selectLogsSQL = `SELECT id, time, time_nsec, key, model, upstream, status, attempts,
+	stream, latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated, tried
+	FROM request_logs `
+
+// logRow receives one row of selectLogsSQL.
+type logRow struct {
+	l             store.RequestLog
+	nsec          int16
+	latency, ttft int64
+	tried         string
+}
+
+// dest returns the scan targets of selectLogsSQL's columns.
+func (r *logRow) dest() []any {
+	return []any{&r.l.ID, &r.l.Time, &r.nsec, &r.l.Key, &r.l.Model, &r.l.Upstream,
+		&r.l.Status, &r.l.Attempts, &r.l.Stream, &r.latency, &r.ttft, &r.l.InputTokens, &r.l.OutputTokens,
+		&r.l.ErrorClass, &r.l.Error, &r.l.Translated, &r.tried}
+}
+
+// log returns the scanned log, its time to the nanosecond.
+func (r *logRow) log() store.RequestLog {
+	l := r.l
+	l.Time = r.l.Time.Add(time.Duration(r.nsec)).UTC()
+	l.Latency, l.TTFT, l.Tried = time.Duration(r.latency), time.Duration(r.ttft), store.ParseTried(r.tried)
+	return l
+}
+
 // RecentRequestLogs returns at most limit logs, newest first (ties: last
 // inserted first). A limit ≤ 0 returns none.
 func (s *Store) RecentRequestLogs(ctx context.Context, limit int) ([]store.RequestLog, error) {
@@ -48,31 +77,33 @@ func (s *Store) RecentRequestLogs(ctx context.Context, limit int) ([]store.Reque
 	if limit <= 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id, time, time_nsec, key, model, upstream, status, attempts,
-		stream, latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated, tried
-		FROM request_logs ORDER BY time DESC, time_nsec DESC, seq DESC LIMIT $1`, limit)
+	rows, err := s.pool.Query(ctx, selectLogsSQL+`ORDER BY time DESC, time_nsec DESC, seq DESC LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing request logs: %w", err)
 	}
-	var (
-		l             store.RequestLog
-		nsec          int16
-		latency, ttft int64
-		tried         string
-	)
-	_, err = pgx.ForEachRow(rows, []any{&l.ID, &l.Time, &nsec, &l.Key, &l.Model, &l.Upstream,
-		&l.Status, &l.Attempts, &l.Stream, &latency, &ttft, &l.InputTokens, &l.OutputTokens,
-		&l.ErrorClass, &l.Error, &l.Translated, &tried}, func() error {
-		r := l
-		r.Time = l.Time.Add(time.Duration(nsec)).UTC()
-		r.Latency, r.TTFT, r.Tried = time.Duration(latency), time.Duration(ttft), store.ParseTried(tried)
-		out = append(out, r)
+	var r logRow
+	_, err = pgx.ForEachRow(rows, r.dest(), func() error {
+		out = append(out, r.log())
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing request logs: %w", err)
 	}
 	return out, nil
+}
+
+// RequestLog returns the newest log whose ID is id (ties: last inserted),
+// found through the request_logs_id index; ErrNotFound when none.
+func (s *Store) RequestLog(ctx context.Context, id string) (store.RequestLog, error) {
+	var r logRow
+	err := s.pool.QueryRow(ctx, selectLogsSQL+`WHERE id = $1 ORDER BY time DESC, time_nsec DESC, seq DESC LIMIT 1`, text(id)).Scan(r.dest()...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.RequestLog{}, fmt.Errorf("request log %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.RequestLog{}, fmt.Errorf("reading request log %q: %w", id, err)
+	}
+	return r.log(), nil
 }
 
 // text returns s as PostgreSQL text can hold it: invalid UTF-8 and NUL bytes

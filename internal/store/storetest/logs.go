@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -68,6 +69,48 @@ func testRequestLogs(t *testing.T, open Opener) {
 		}
 		checkLogs(t, got, []store.RequestLog{c, b, a})
 	})
+}
+
+// testRequestLogByID checks RequestLog: a log found by its id with every
+// field, the newest of several sharing an id, ErrNotFound for an id no log has.
+func testRequestLogByID(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	older, newer, sameTimeLater := Log(1), Log(5), Log(5)
+	older.ID, newer.ID, sameTimeLater.ID = "shared", "shared", "tie"
+	newer.Status, sameTimeLater.Status = 201, 202
+	tieFirst := Log(5)
+	tieFirst.ID = "tie"
+	// The newer log goes in first: the newest by Time wins, not the last inserted.
+	if err := s.InsertRequestLogs(ctx, []store.RequestLog{newer, Log(0), older, tieFirst}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InsertRequestLogs(ctx, []store.RequestLog{sameTimeLater, Log(2)}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		id   string
+		want store.RequestLog
+	}{
+		{"req-0000", Log(0)},
+		{"req-0002", Log(2)},
+		{"shared", newer},
+		{"tie", sameTimeLater},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			got, err := s.RequestLog(ctx, tt.id)
+			if err != nil {
+				t.Fatalf("RequestLog(%q): %v", tt.id, err)
+			}
+			checkLogs(t, []store.RequestLog{got}, []store.RequestLog{tt.want})
+		})
+	}
+	for _, id := range []string{"req-0003", "", "SHARED"} {
+		if got, err := s.RequestLog(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("RequestLog(%q) = %+v, %v; want ErrNotFound", id, got, err)
+		}
+	}
 }
 
 // checkLogs asserts that got equals want, Times compared with Equal, to the

@@ -36,6 +36,7 @@ func Run(t *testing.T, open Opener) {
 		{"RequestLogs", testRequestLogs},
 		{"RequestLogsNotRetained", testRequestLogsNotRetained},
 		{"RequestLogsOddText", testRequestLogsOddText},
+		{"RequestLogByID", testRequestLogByID},
 		{"UsageTotals", testUsageTotals},
 		{"SpendAddsAndLoadFilters", testSpendAddsAndLoadFilters},
 		{"SpendRejectsBadDeltasWholeBatch", testSpendRejectsBadDeltas},
