@@ -92,16 +92,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 			body := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"Hello, how are you today?"}],"max_tokens":64}`)
 			b.ReportAllocs()
 			b.ResetTimer()
-			for b.Loop() {
-				req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+testKey)
-				req.Header.Set("Content-Type", "application/json")
-				w := httptest.NewRecorder()
-				srv.ServeHTTP(w, req)
-				if w.Code != 200 {
-					b.Fatalf("status %d: %s", w.Code, w.Body)
-				}
-			}
+			benchPost(b, srv, "/v1/chat/completions", body)
 		})
 	}
 }
@@ -109,3 +100,19 @@ func BenchmarkServeHTTP(b *testing.B) {
 type discardLogs struct{}
 
 func (discardLogs) Enqueue(store.RequestLog) bool { return true }
+
+// benchPost posts body to path with the test key until the benchmark's
+// loop ends, failing on any answer but 200.
+func benchPost(b *testing.B, srv *Server, path string, body []byte) {
+	b.Helper()
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -102,16 +101,7 @@ func BenchmarkServeHTTPResponses(b *testing.B) {
 				body = []byte(`{"model":"gpt-4o","input":"hi","previous_response_id":"` + prev + `"}`)
 			}
 			b.ReportAllocs()
-			for b.Loop() {
-				req := httptest.NewRequest(http.MethodPost, "/v1/responses", bytes.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+testKey)
-				req.Header.Set("Content-Type", "application/json")
-				w := httptest.NewRecorder()
-				srv.ServeHTTP(w, req)
-				if w.Code != 200 {
-					b.Fatalf("status %d: %s", w.Code, w.Body)
-				}
-			}
+			benchPost(b, srv, "/v1/responses", body)
 		})
 	}
 }
