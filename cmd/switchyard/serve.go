@@ -17,6 +17,7 @@ import (
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
 	"switchyard/internal/gateway"
+	"switchyard/internal/tracing"
 )
 
 func newServeCmd() *cobra.Command {
@@ -93,7 +94,7 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, l
 		go runMemoryGovernor(govCtx, clock.Real{}, logger, limit)
 		logger.Debug("soft memory limit", "mib", cfg.MemoryLimitMB)
 	}
-	g, err := gateway.New(ctx, cfg, gateway.Options{Logger: logger})
+	g, err := gateway.New(ctx, cfg, gateway.Options{Logger: logger, Version: version})
 	if err != nil {
 		return err
 	}
@@ -138,5 +139,5 @@ Press Ctrl-C to stop.
 func newLogger(level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+	return slog.New(tracing.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})))
 }

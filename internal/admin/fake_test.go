@@ -199,7 +199,7 @@ func (f *fakeGateway) Decisions(limit int) []*balancer.Decision {
 var requestDecisions = map[string][]*balancer.Decision{
 	"req_1": {{RequestID: "req_1", Model: "gpt-4o", Order: []string{"a", "b"}, Chosen: "a",
 		Tried: []balancer.TriedRecord{{Upstream: "a", Outcome: "server_error"}, {Upstream: "b", Outcome: "success", Won: true}}}},
-	"unlogged": {{RequestID: "unlogged", Model: "gpt-4o", Order: []string{"a"}, Chosen: "a"}},
+	"unlogged": {{RequestID: "unlogged", Model: "gpt-4o", Order: []string{"a"}, Chosen: "a", TraceID: unloggedTrace}},
 }
 
 func (f *fakeGateway) RequestDecisions(id string) []*balancer.Decision { return requestDecisions[id] }

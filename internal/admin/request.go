@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,8 +18,8 @@ import (
 type RequestView struct {
 	// ID is the request id looked up.
 	ID string `json:"id"`
-	// TraceID is the request's trace id; "" until tracing is built
-	// (DESIGN.md §11).
+	// TraceID is the request's OpenTelemetry trace id (DESIGN.md §11),
+	// from its log or its decisions; "" when tracing is off.
 	TraceID string `json:"trace_id"`
 	// Log is the request log: status, tokens, translation and every
 	// attempt with its timing (Tried). nil while the log is still queued
@@ -45,6 +46,12 @@ func (s *Service) Request(ctx context.Context, id string) (RequestView, error) {
 		return RequestView{}, fmt.Errorf("loading request %q: %w", id, err)
 	case len(v.Decisions) == 0:
 		return RequestView{}, fmt.Errorf("request %q: %w (neither logged nor among the recent decisions)", id, ErrNotFound)
+	}
+	if v.Log != nil {
+		v.TraceID = v.Log.TraceID
+	}
+	for _, d := range v.Decisions {
+		v.TraceID = cmp.Or(v.TraceID, d.TraceID)
 	}
 	return v, nil
 }

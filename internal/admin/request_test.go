@@ -15,6 +15,7 @@ func failedOverLog() store.RequestLog {
 	return store.RequestLog{
 		ID: "req_1", Time: fakeNow, Key: "team", Model: "gpt-4o", Upstream: "b", Status: 200, Attempts: 2,
 		Latency: 900 * time.Millisecond, InputTokens: 12, OutputTokens: 34, Translated: "openai-chat->anthropic",
+		TraceID: failedOverTrace,
 		Tried: []store.Attempt{
 			{Upstream: "a", Start: time.Millisecond, End: 300 * time.Millisecond, Status: 500, Outcome: "server_error", Detail: "status 500"},
 			{Upstream: "b", Start: 301 * time.Millisecond, FirstByte: 400 * time.Millisecond, End: 900 * time.Millisecond,
@@ -22,6 +23,12 @@ func failedOverLog() store.RequestLog {
 		},
 	}
 }
+
+// The trace ids of failedOverLog and of the decision of "unlogged".
+const (
+	failedOverTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	unloggedTrace   = "0af7651916cd43dd8448eb211c80319c"
+)
 
 func TestRequestEndpoint(t *testing.T) {
 	slashed := failedOverLog()
@@ -31,15 +38,16 @@ func TestRequestEndpoint(t *testing.T) {
 		status                   int
 		wantLog                  *store.RequestLog
 		wantDecisions            []string // the decisions' request ids
+		wantTrace                string
 	}{
 		{name: "logged and decided", path: "/admin/api/requests/req_1", status: 200,
-			wantLog: ptr(failedOverLog()), wantDecisions: []string{"req_1"}},
+			wantLog: ptr(failedOverLog()), wantDecisions: []string{"req_1"}, wantTrace: failedOverTrace},
 		{name: "not logged yet: the decision alone", path: "/admin/api/requests/unlogged", status: 200,
-			wantDecisions: []string{"unlogged"}},
+			wantDecisions: []string{"unlogged"}, wantTrace: unloggedTrace},
 		{name: "decision gone: the log alone", path: "/admin/api/requests/4", status: 200,
 			wantLog: ptr(usageLogs()[3]), wantDecisions: []string{}},
 		{name: "an escaped client id", path: "/admin/api/requests/client%2Fid%201", status: 200,
-			wantLog: &slashed, wantDecisions: []string{}},
+			wantLog: &slashed, wantDecisions: []string{}, wantTrace: failedOverTrace},
 		{name: "neither", path: "/admin/api/requests/ghost", status: 404},
 		{name: "no token", path: "/admin/api/requests/req_1", auth: "-", status: 401},
 		{name: "not a GET", method: "DELETE", path: "/admin/api/requests/req_1", status: 405},
@@ -69,8 +77,8 @@ func TestRequestEndpoint(t *testing.T) {
 			if err := json.Unmarshal(w.Body.Bytes(), &raw); err != nil {
 				t.Fatal(err)
 			}
-			if string(raw["trace_id"]) != `""` {
-				t.Errorf("trace_id = %s, want \"\" until tracing lands", raw["trace_id"])
+			if want := `"` + tt.wantTrace + `"`; string(raw["trace_id"]) != want {
+				t.Errorf("trace_id = %s, want %s", raw["trace_id"], want)
 			}
 			var v struct {
 				Log       *store.RequestLog

@@ -49,6 +49,9 @@ type Decision struct {
 	// started; the balancer leaves it empty and the attempt loop fills it
 	// in before it records the decision (DESIGN.md §10).
 	Tried []TriedRecord
+	// TraceID is the request's OpenTelemetry trace id when tracing is on
+	// (DESIGN.md §11); the balancer leaves it empty.
+	TraceID string
 }
 
 // TriedRecord is one attempt made on a plan.
@@ -110,6 +113,7 @@ type decisionJSON struct {
 	At        time.Time       `json:"at"`
 	Affinity  *AffinityRecord `json:"affinity,omitempty"`
 	Tried     []TriedRecord   `json:"tried,omitempty"`
+	TraceID   string          `json:"trace_id,omitempty"`
 }
 
 // MarshalJSON encodes the Decision with its records grouped by tier; empty
@@ -118,7 +122,7 @@ func (d Decision) MarshalJSON() ([]byte, error) {
 	w := decisionJSON{
 		RequestID: d.RequestID, Model: d.Model, Key: d.Key, Session: d.Session, Stream: d.Stream,
 		Strategy: d.Strategy, Tiers: d.Tiers(), Order: nonNil(d.Order), Waitable: nonNil(d.Waitable),
-		Chosen: d.Chosen, ElapsedNs: d.ElapsedNs, At: d.At, Tried: d.Tried,
+		Chosen: d.Chosen, ElapsedNs: d.ElapsedNs, At: d.At, Tried: d.Tried, TraceID: d.TraceID,
 	}
 	if d.Affinity.Session != "" {
 		w.Affinity = &d.Affinity

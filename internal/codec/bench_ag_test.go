@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"switchyard/internal/benchutil"
 	"testing"
 )
 
@@ -61,7 +62,7 @@ func BenchmarkAGRequest(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(c.body)))
-			cpu := agCPUNow()
+			cpu := benchutil.CPUNow()
 			for b.Loop() {
 				r, err := c.from.DecodeRequest(c.body)
 				if err != nil {
@@ -71,7 +72,7 @@ func BenchmarkAGRequest(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			agReportCPU(b, cpu)
+			benchutil.ReportCPU(b, cpu)
 		})
 	}
 }
@@ -93,7 +94,7 @@ func BenchmarkAGResponse(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
-			cpu := agCPUNow()
+			cpu := benchutil.CPUNow()
 			for b.Loop() {
 				r, err := c.from.DecodeResponse(body)
 				if err != nil {
@@ -101,7 +102,7 @@ func BenchmarkAGResponse(b *testing.B) {
 				}
 				_ = c.to.EncodeResponse(r)
 			}
-			agReportCPU(b, cpu)
+			benchutil.ReportCPU(b, cpu)
 		})
 	}
 }
@@ -137,7 +138,7 @@ func BenchmarkAGStreamEvent(b *testing.B) {
 			out := agEncodeStream(enc, chunks)
 			chunks = chunks[:0]
 			b.ReportAllocs()
-			cpu := agCPUNow()
+			cpu := benchutil.CPUNow()
 			for b.Loop() {
 				chunks, err = dec.Decode(c.ev, chunks[:0])
 				if err != nil || len(chunks) == 0 {
@@ -148,7 +149,7 @@ func BenchmarkAGStreamEvent(b *testing.B) {
 					out = enc.Encode(&chunks[i], out)
 				}
 			}
-			agReportCPU(b, cpu)
+			benchutil.ReportCPU(b, cpu)
 		})
 	}
 }

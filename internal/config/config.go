@@ -73,6 +73,8 @@ type Config struct {
 	Routes []Route `yaml:"routes" json:"routes"`
 	// Upstreams are the provider accounts and endpoints traffic is spread over.
 	Upstreams []Upstream `yaml:"upstreams" json:"upstreams"`
+	// Tracing exports OpenTelemetry traces (DESIGN.md §11); off by default.
+	Tracing Tracing `yaml:"tracing" json:"tracing"`
 
 	// Warnings are problems that do not stop loading, such as a ${NAME}
 	// reference to an unset variable. Not part of the file.
@@ -128,6 +130,25 @@ type Log struct {
 	// Requests persists request logs (never bodies). Default true.
 	Requests bool `yaml:"requests" json:"requests"`
 }
+
+// Tracing configures the OpenTelemetry trace exporter (DESIGN.md §11).
+type Tracing struct {
+	// OTLPEndpoint is the collector: http(s)://host:4318[/path] for
+	// OTLP/HTTP (path default /v1/traces), grpc(s)://host:4317 for OTLP/gRPC.
+	// "" (default) turns tracing off.
+	OTLPEndpoint string `yaml:"otlp_endpoint" json:"otlp_endpoint"`
+	// SampleRatio is the share of traces started here that are recorded,
+	// 0–1; a client's traceparent decides for its own. Default 1.
+	SampleRatio float64 `yaml:"sample_ratio" json:"sample_ratio"`
+	// ServiceName is the resource's service.name. Default "switchyard".
+	ServiceName string `yaml:"service_name" json:"service_name"`
+	// Headers are sent with every export (a collector's auth token); never
+	// echoed.
+	Headers map[string]string `yaml:"headers" json:"-"`
+}
+
+// On reports whether traces are exported.
+func (t Tracing) On() bool { return t.OTLPEndpoint != "" }
 
 // Metrics configures /metrics.
 type Metrics struct {
@@ -422,6 +443,7 @@ func Default() Config {
 		},
 		Affinity: Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000, FailBack: true, ResponseTTL: 24 * time.Hour},
 		Health:   Health{Interval: 30 * time.Second, Probe: "models", Timeout: 5 * time.Second},
+		Tracing:  Tracing{SampleRatio: 1, ServiceName: "switchyard"},
 		Circuit: Circuit{
 			FailureThreshold: 5, Window: 30 * time.Second, OpenDuration: 60 * time.Second,
 			ProbeInterval: 10 * time.Second, SuccessThreshold: 1, SlowStart: 30 * time.Second,

@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode"
 
+	"golang.org/x/net/http/httpguts"
+
 	"switchyard/internal/balancer"
 )
 
@@ -61,6 +63,30 @@ func (c *Config) validateServer(v *validator) {
 	}
 	v.oneOf("log.level", c.Log.Level, logLevels)
 	v.secret("metrics.token", c.Metrics.Token)
+	c.Tracing.check(v, "tracing")
+}
+
+// tracingSchemes are the otlp_endpoint schemes: OTLP/HTTP and OTLP/gRPC.
+var tracingSchemes = []string{"http", "https", "grpc", "grpcs"}
+
+func (t *Tracing) check(v *validator, path string) {
+	if t.OTLPEndpoint != "" {
+		if msg := checkOTLPEndpoint(t.OTLPEndpoint); msg != "" {
+			v.add(path+".otlp_endpoint", "%s", msg)
+		}
+	}
+	if math.IsNaN(t.SampleRatio) || t.SampleRatio < 0 || t.SampleRatio > 1 {
+		v.add(path+".sample_ratio", "must be 0–1, got %v", t.SampleRatio)
+	}
+	v.required(path+".service_name", t.ServiceName)
+	for _, name := range sortedKeys(t.Headers) {
+		switch hp := path + ".headers." + name; {
+		case !httpguts.ValidHeaderFieldName(name):
+			v.add(hp, "not a valid HTTP header name")
+		case !httpguts.ValidHeaderFieldValue(t.Headers[name]):
+			v.add(hp, "value must not contain line breaks or control characters")
+		}
+	}
 }
 
 // check validates route settings; path is "defaults", "routes[i]" or "".

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -79,6 +80,25 @@ func checkBaseURL(s string) string {
 		return fmt.Sprintf("must name a host, got %q", s)
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return fmt.Sprintf("must not have a query or fragment (the gateway appends paths to it), got %q", s)
+	}
+	return ""
+}
+
+// checkOTLPEndpoint returns "" when s is a collector address tracing can
+// export to, else the problem with a corrected example.
+func checkOTLPEndpoint(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || !slices.Contains(tracingSchemes, u.Scheme) || u.Host == "" {
+		return fmt.Sprintf("must be http(s)://host:4318 (OTLP/HTTP) or grpc(s)://host:4317 (OTLP/gRPC), got %q", s)
+	}
+	if u.Hostname() == "" {
+		return fmt.Sprintf("has no host, got %q", s)
+	}
+	if strings.HasPrefix(u.Scheme, "grpc") && strings.Trim(u.Path, "/") != "" {
+		return fmt.Sprintf("an OTLP/gRPC endpoint has no path, got %q", s)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Sprintf("must not have a query or fragment, got %q", s)
 	}
 	return ""
 }

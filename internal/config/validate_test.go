@@ -85,6 +85,18 @@ func TestValidateRules(t *testing.T) {
 		{"metrics token whitespace", func(c *Config) { c.Metrics.Token = "a b" },
 			FieldError{"metrics.token", "must not contain whitespace (check for a trailing newline)"}},
 
+		// tracing
+		{"tracing endpoint scheme", func(c *Config) { c.Tracing.OTLPEndpoint = "collector:4317" },
+			FieldError{"tracing.otlp_endpoint", `must be http(s)://host:4318 (OTLP/HTTP) or grpc(s)://host:4317 (OTLP/gRPC), got "collector:4317"`}},
+		{"tracing grpc endpoint path", func(c *Config) { c.Tracing.OTLPEndpoint = "grpc://collector:4317/v1/traces" },
+			FieldError{"tracing.otlp_endpoint", `an OTLP/gRPC endpoint has no path, got "grpc://collector:4317/v1/traces"`}},
+		{"tracing sample ratio", func(c *Config) { c.Tracing.SampleRatio = 1.5 },
+			FieldError{"tracing.sample_ratio", "must be 0–1, got 1.5"}},
+		{"tracing service name", func(c *Config) { c.Tracing.ServiceName = "" },
+			FieldError{"tracing.service_name", "required"}},
+		{"tracing header name", func(c *Config) { c.Tracing.Headers = map[string]string{"bad header": "x"} },
+			FieldError{"tracing.headers.bad header", "not a valid HTTP header name"}},
+
 		// store
 		{"store driver unknown", func(c *Config) { c.Store.Driver = "mysql" },
 			FieldError{"store.driver", `must be one of sqlite, postgres; got "mysql"`}},

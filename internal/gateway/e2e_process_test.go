@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,6 +75,16 @@ type proc struct {
 	cmd    *exec.Cmd
 	url    string
 	exited chan error // receives cmd.Wait's result once
+
+	mu    sync.Mutex
+	lines []string // what it logged, a JSON object per line
+}
+
+// log returns the lines the process has logged so far.
+func (p *proc) log() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.lines)
 }
 
 // startProcess runs `bin serve --config cfg args...` and waits (at most 30 s)
@@ -95,6 +106,9 @@ func startProcess(t *testing.T, bin, cfg string, args ...string) *proc {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
+			p.mu.Lock()
+			p.lines = append(p.lines, sc.Text())
+			p.mu.Unlock()
 			var line struct{ Msg, Addr string }
 			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "switchyard serving" {
 				addr <- line.Addr

@@ -83,7 +83,7 @@ func TestRequestViewOfAFailover(t *testing.T) {
 
 	v := waitRequestView(t, e, id)
 	if v.ID != id || v.TraceID == nil || *v.TraceID != "" {
-		t.Errorf("id %q, trace_id %v; want %q and \"\" (no tracing yet)", v.ID, v.TraceID, id)
+		t.Errorf("id %q, trace_id %v; want %q and \"\" (tracing is off)", v.ID, v.TraceID, id)
 	}
 	l := v.Log
 	if l.Status != http.StatusOK || l.Upstream != "good" || l.Attempts != 2 || l.OutputTokens != 3 {

@@ -30,6 +30,9 @@ import (
 	"switchyard/internal/store"
 	"switchyard/internal/store/postgres"
 	"switchyard/internal/store/sqlite"
+	"switchyard/internal/tracing"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options are a Gateway's injectable dependencies; zero values pick production defaults.
@@ -54,6 +57,8 @@ type Options struct {
 	// connection closes). It never limits the response, so long streams
 	// are not cut. Default DefaultReadTimeout.
 	ReadTimeout time.Duration
+	// Version is the binary's version, the traces' service.version.
+	Version string
 }
 
 // Bounds on reading a client's request (http.Server's ReadHeaderTimeout and
@@ -84,6 +89,7 @@ type Gateway struct {
 	local    *state.Local          // this instance's live state (initState)
 	state    state.Driver          // what the proxy, prober, admin API and metrics hold: local, or shared over it
 	proxy    *proxy.Server
+	tracer   *tracing.Provider // nil with tracing off
 	prober   *health.Prober
 	metrics  *metrics.Metrics
 	names    atomic.Pointer[catalogNames] // of the catalog in force, for metrics labels
@@ -167,6 +173,14 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	if err != nil {
 		return fail(err)
 	}
+	if g.tracer, err = tracing.New(ctx, cfg.Tracing, tracing.Options{Version: opts.Version, Logger: opts.Logger, Clock: opts.Clock}); err != nil {
+		return fail(err)
+	}
+	var tracer trace.Tracer
+	if g.tracer != nil {
+		tracer = g.tracer.Tracer()
+		g.log.Info("tracing on", "collector", tracing.Redacted(cfg.Tracing.OTLPEndpoint), "sample_ratio", cfg.Tracing.SampleRatio)
+	}
 	totals, err := g.store.LoadSpend(ctx, g.spend.LoadSince())
 	if err != nil {
 		return fail(fmt.Errorf("loading spend: %w", err))
@@ -191,8 +205,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	g.proxy = proxy.New(proxy.Options{
 		Clock: opts.Clock, Logger: opts.Logger, Transport: opts.Transport,
 		State: g.state, Logs: sink, OnDecision: g.recordDecision, Spend: g.spend, Metrics: g.metrics,
-		Affinity: g.affinity,
-		Latency:  func(name string) float64 { return g.prober.LatencyMs(name) },
+		Affinity: g.affinity, Tracer: tracer,
+		Latency: func(name string) float64 { return g.prober.LatencyMs(name) },
 	}, cat)
 	g.prober = health.NewProber(cfg.Health, opts.Clock, rand.New(rand.NewPCG(opts.Seed, 0x9e3779b9)), g.state.ProbeGate(),
 		func(ctx context.Context, name string) error { return g.proxy.Probe(ctx, name, cfg.Health.Probe) },
@@ -451,5 +465,8 @@ func (g *Gateway) Close(ctx context.Context) error {
 		errs = append(errs, g.shared.Close())
 	}
 	errs = append(errs, g.store.Close())
+	if g.tracer != nil { // last: the spans of the requests drained above
+		errs = append(errs, g.tracer.Shutdown(ctx))
+	}
 	return errors.Join(errs...)
 }

@@ -26,6 +26,9 @@ var (
 
 func (Anthropic) Name() string { return NameAnthropic }
 
+// System is the GenAI semantic conventions' name of the provider.
+func (Anthropic) System() string { return "anthropic" }
+
 func (Anthropic) Check(u Upstream) []Problem {
 	return append(requireKey(NameAnthropic, u), checkDatedVersion(u)...)
 }

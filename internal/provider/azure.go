@@ -25,6 +25,9 @@ var (
 
 func (AzureOpenAI) Name() string { return NameAzureOpenAI }
 
+// System is the GenAI semantic conventions' name of the provider.
+func (AzureOpenAI) System() string { return "azure.ai.openai" }
+
 func (AzureOpenAI) Check(u Upstream) []Problem {
 	ps := requireKey(NameAzureOpenAI, u)
 	return append(ps, checkDatedVersion(u)...)

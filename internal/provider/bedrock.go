@@ -43,6 +43,9 @@ var (
 // Name is "bedrock".
 func (Bedrock) Name() string { return NameBedrock }
 
+// System is the GenAI semantic conventions' name of the provider.
+func (Bedrock) System() string { return "aws.bedrock" }
+
 // DefaultBaseURL is https://bedrock-runtime.{region}.amazonaws.com; "" without a region.
 func (Bedrock) DefaultBaseURL(u Upstream) string {
 	if u.Bedrock == nil || !validRegion(u.Bedrock.Region) {

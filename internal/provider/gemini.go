@@ -34,6 +34,9 @@ var (
 // Name is "gemini".
 func (Gemini) Name() string { return NameGemini }
 
+// System is the GenAI semantic conventions' name of the provider.
+func (Gemini) System() string { return "gcp.gemini" }
+
 // DefaultBaseURL is DefaultGeminiBaseURL.
 func (Gemini) DefaultBaseURL(Upstream) string { return DefaultGeminiBaseURL }
 

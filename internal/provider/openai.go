@@ -28,11 +28,18 @@ var (
 
 func (OpenAI) Name() string { return NameOpenAI }
 
+// System is the GenAI semantic conventions' name of the provider.
+func (OpenAI) System() string { return "openai" }
+
 func (OpenAI) Check(u Upstream) []Problem { return requireKey(NameOpenAI, u) }
 
 func (OpenAI) New(u Upstream) Endpoint { return newBearer(u, false) }
 
 func (OpenAICompatible) Name() string { return NameOpenAICompatible }
+
+// System is "_OTHER": the GenAI semantic conventions name no server
+// that only speaks OpenAI's protocol.
+func (OpenAICompatible) System() string { return "_OTHER" }
 
 func (OpenAICompatible) Check(Upstream) []Problem { return nil }
 

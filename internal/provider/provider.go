@@ -79,6 +79,10 @@ type Problem struct {
 type Provider interface {
 	// Name is the config's `provider` value.
 	Name() string
+	// System is the provider's gen_ai.system in the OpenTelemetry GenAI
+	// semantic conventions ("openai", "aws.bedrock", …; "_OTHER" for a
+	// server the conventions do not name), for trace attributes.
+	System() string
 	// Check validates the provider-specific settings of u.
 	Check(u Upstream) []Problem
 	// New returns the endpoint of one configured upstream. u has passed Check.

@@ -55,6 +55,9 @@ var (
 // Name is "vertex".
 func (Vertex) Name() string { return NameVertex }
 
+// System is the GenAI semantic conventions' name of the provider.
+func (Vertex) System() string { return "gcp.vertex_ai" }
+
 // DefaultBaseURL is https://{location}-aiplatform.googleapis.com/v1; the
 // global location is https://aiplatform.googleapis.com/v1 and the us and
 // eu multi-regions https://aiplatform.{us|eu}.rep.googleapis.com/v1. It is

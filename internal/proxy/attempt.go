@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/otel/propagation"
 
 	"switchyard/internal/clock"
 	"switchyard/internal/codec"
@@ -19,6 +20,7 @@ import (
 	"switchyard/internal/metrics"
 	"switchyard/internal/outcome"
 	"switchyard/internal/provider"
+	"switchyard/internal/tracing"
 )
 
 // started is an attempt that reached its first byte and may be committed:
@@ -35,6 +37,7 @@ type started struct {
 	body      []byte        // a whole answer
 	events    codec.EventStream
 	first     *codec.Event // a stream's first event, valid until events is read again
+	respModel string       // the model the answer says served it, when tracing
 	cancel    context.CancelCauseFunc
 	firstByte clock.Timer
 	wireState
@@ -124,6 +127,9 @@ func (x *exchange) send(actx context.Context, st *started, upModel string, body 
 	up := st.up
 	h := make(http.Header, len(x.r.Header)+2)
 	copyRequestHeaders(h, x.r.Header, st.wire != nil)
+	if x.tracing() {
+		tracing.Propagator.Inject(actx, propagation.HeaderCarrier(h))
+	}
 	var proto codec.Codec = x.codec
 	if st.wire != nil {
 		proto = st.wire
@@ -228,6 +234,9 @@ func (x *exchange) readWhole(actx context.Context, st *started) outcome.Outcome 
 		return outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorMalformed, Detail: "malformed upstream response (invalid JSON)"}
 	}
 	st.body = body
+	if x.tracing() {
+		st.respModel = responseModel(body)
+	}
 	if st.wire != nil {
 		return x.translateWhole(st)
 	}
@@ -240,6 +249,9 @@ func (x *exchange) firstEvent(actx context.Context, st *started) outcome.Outcome
 	ev, err := st.events.Next()
 	if err != nil {
 		return x.streamFailure(actx, err, "stream ended before its first event")
+	}
+	if x.tracing() {
+		st.respModel = responseModel(ev.Data)
 	}
 	if !codec.WellFormedFirst(ev) {
 		// Nothing is written yet: fail over like an invalid JSON body.

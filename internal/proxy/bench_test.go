@@ -2,17 +2,22 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"testing"
 
+	"switchyard/internal/benchutil"
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
 	"switchyard/internal/state"
 	"switchyard/internal/store"
+	"switchyard/internal/tracing"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // cannedTransport answers every request at once with the same chat completion.
@@ -60,16 +65,26 @@ func BenchmarkServeHTTPTranslated(b *testing.B) {
 //
 // The hedged case runs the same request on a route with hedging on whose
 // delay never passes: the race's own cost (a goroutine per attempt) with
-// no hedge sent.
+// no hedge sent. The traced case records every request (sample_ratio 1)
+// and exports it with the batch exporter over OTLP/HTTP to a collector
+// that drops it; its cpu-ns/op counts the exporter's goroutines too. The
+// sampled-out case (sample_ratio 0) is what a request not sampled costs:
+// a trace id for its log and a traceparent for the upstream; the 10pct
+// case (sample_ratio 0.1) is the average of a gateway recording one
+// request in ten.
 func BenchmarkServeHTTP(b *testing.B) {
 	cases := []struct {
-		name  string
-		n     int
-		hedge config.Hedge
+		name   string
+		n      int
+		hedge  config.Hedge
+		traced float64 // the sample ratio; < 0: tracing off
 	}{
-		{"1-upstreams", 1, config.Hedge{}},
-		{"10-upstreams", 10, config.Hedge{}},
-		{"10-upstreams-hedged", 10, config.Hedge{Delay: "30s", Max: 1, Budget: 0.1}},
+		{"1-upstreams", 1, config.Hedge{}, -1},
+		{"1-upstreams-traced", 1, config.Hedge{}, 1},
+		{"1-upstreams-traced-sampled-out", 1, config.Hedge{}, 0},
+		{"1-upstreams-traced-10pct", 1, config.Hedge{}, 0.1},
+		{"10-upstreams", 10, config.Hedge{}, -1},
+		{"10-upstreams-hedged", 10, config.Hedge{Delay: "30s", Max: 1, Budget: 0.1}, -1},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -86,15 +101,40 @@ func BenchmarkServeHTTP(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			srv := New(Options{Clock: clock.Real{}, State: state.NewLocal(state.LocalOptions{Clock: clock.Real{}, Breakers: health.NewBreakers(d.Circuit, clock.Real{})}),
+			opts := Options{Clock: clock.Real{}, State: state.NewLocal(state.LocalOptions{Clock: clock.Real{}, Breakers: health.NewBreakers(d.Circuit, clock.Real{})}),
 				Transport: cannedTransport{body: []byte(`{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}`)},
-				Logs:      discardLogs{}}, cat)
+				Logs:      discardLogs{}}
+			if c.traced >= 0 {
+				opts.Tracer = benchTracer(b, c.traced)
+			}
+			srv := New(opts, cat)
 			body := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"Hello, how are you today?"}],"max_tokens":64}`)
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := benchutil.CPUNow()
 			benchPost(b, srv, "/v1/chat/completions", body)
+			benchutil.ReportCPU(b, cpu)
 		})
 	}
+}
+
+// benchTracer returns a tracer exporting, with the batch exporter, to an
+// OTLP/HTTP collector that reads and drops every export; the provider is
+// shut down (its last batch exported) when b ends.
+func benchTracer(b *testing.B, ratio float64) trace.Tracer {
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	b.Cleanup(collector.Close)
+	cfg := config.Default().Tracing
+	cfg.OTLPEndpoint, cfg.SampleRatio = collector.URL, ratio
+	tp, err := tracing.New(context.Background(), cfg, tracing.Options{Version: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tp.Tracer()
 }
 
 type discardLogs struct{}

@@ -44,6 +44,8 @@ type upstream struct {
 	// nameValue is the X-Switchyard-Upstream header value, shared by every
 	// response it serves (see attemptsValues).
 	nameValue []string
+	// system is its provider's gen_ai.system, for trace attributes.
+	system string
 }
 
 // clientKey is one client key as the hot path needs it.
@@ -115,7 +117,7 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 		if !ok {
 			return nil, fmt.Errorf("upstream %s: unknown provider %q", u.Name, u.Provider)
 		}
-		up := &upstream{cfg: u, ep: in.Previous.endpoint(u), nameValue: []string{u.Name}}
+		up := &upstream{cfg: u, ep: in.Previous.endpoint(u), nameValue: []string{u.Name}, system: p.System()}
 		if up.ep == nil {
 			a := u.Adapter()
 			a.Clock = in.Clock.Now // signs requests (Bedrock) in the gateway's time

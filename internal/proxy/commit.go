@@ -17,6 +17,9 @@ func (x *exchange) commit(st *started) outcome.Outcome {
 	defer st.close()
 	x.pinAnswer(st)
 	x.log.Upstream = st.up.cfg.Name
+	if x.tracing() {
+		x.trace.respModel = st.respModel
+	}
 	x.log.Status = st.resp.StatusCode
 	if st.wire != nil {
 		x.log.Translated = x.translatedName(st)

@@ -47,15 +47,20 @@ type exchange struct {
 	// tried holds the first attempts of log.Tried, so that most requests
 	// list theirs without an allocation.
 	tried [2]store.Attempt
+	// trace is the request's tracing, nil when tracing is off.
+	trace *traced
 }
 
 // serveProxy handles one proxied client request end to end.
-func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, cl call) {
+func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, cl call, path string) {
 	c := cl.codec
 	x := &exchange{s: s, w: w, r: r, codec: c, cat: s.catalog.Load(), began: s.opts.Clock.Now(),
 		model: cl.model, stream: cl.stream}
 	x.log = store.RequestLog{ID: requestID(r), Time: x.began}
 	x.log.Tried = x.tried[:0]
+	if s.opts.Tracer != nil {
+		x.traceStart(spanRoute(path, cl))
+	}
 	w.Header().Set("X-Request-Id", x.log.ID)
 	if err := x.run(); err != nil {
 		var ae *apiError
@@ -71,6 +76,9 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, cl call) {
 	x.log.Attempts = x.tally.attempts
 	x.log.Latency = s.opts.Clock.Now().Sub(x.began)
 	s.opts.Metrics.Request(x.log.Upstream, x.log.Model, x.log.Status, x.stream, x.log.Latency)
+	if x.tracing() {
+		x.traceEnd()
+	}
 	if s.opts.Logs != nil {
 		s.opts.Logs.Enqueue(x.log)
 	}

@@ -193,8 +193,12 @@ func (x *exchange) race(ctx context.Context, c *cursor, plan *balancer.Plan, rt 
 // launch starts the start half of an attempt on up on its own goroutine.
 func (x *exchange) launch(ctx context.Context, r *race, up *upstream, lease state.Lease, rt *route, model string, body []byte, hedge bool) *racer {
 	x.tally.attempts++
+	i := x.noteTry(up, hedge)
+	if x.tracing() {
+		ctx = x.traceAttempt(ctx, i, up, model, hedge)
+	}
 	rctx, cancel := context.WithCancelCause(ctx)
-	rc := &racer{i: x.noteTry(up, hedge), up: up, lease: lease, hedge: hedge, cancel: cancel}
+	rc := &racer{i: i, up: up, lease: lease, hedge: hedge, cancel: cancel}
 	r.all = append(r.all, rc)
 	rs, clk := rt.cfg.RouteSettings, x.s.opts.Clock
 	x.s.opts.Go(func() {

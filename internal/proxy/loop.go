@@ -140,6 +140,9 @@ func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*ups
 	}
 	x.pin(ctx, &req, rt)
 	plan := rt.bal.Plan(req, cands)
+	if x.tracing() {
+		x.tracePlan(&plan.Decision)
+	}
 	if len(plan.Order)+len(plan.Waitable) == 0 {
 		x.noteIncompatible(&plan.Decision)
 		x.notePinned(&plan.Decision)
@@ -247,6 +250,9 @@ func (x *exchange) claim(ctx context.Context, c *cursor, rt *route, hedge bool) 
 		}
 		if lease == nil {
 			x.tally.failures = append(x.tally.failures, failure{upstream: name, detail: skip.reason, class: outcome.Canceled})
+			if x.tracing() {
+				x.traceSkip(name, skip.reason)
+			}
 			continue
 		}
 		return up, lease
@@ -314,6 +320,9 @@ func (x *exchange) clientGone() {
 func (x *exchange) attempt(ctx context.Context, up *upstream, rt *route, model string, body []byte) (i int, o outcome.Outcome, committed bool) {
 	x.tally.attempts++
 	i = x.noteTry(up, false)
+	if x.tracing() {
+		ctx = x.traceAttempt(ctx, i, up, model, false)
+	}
 	st, o := x.start(ctx, up, rt.cfg.RouteSettings, model, body)
 	if st == nil {
 		return i, o, false
@@ -341,6 +350,9 @@ func (x *exchange) noteEnd(i int, o outcome.Outcome, won bool) {
 	t.End = x.s.opts.Clock.Now().Sub(x.began) - t.Start
 	t.Status, t.Outcome, t.Detail, t.Won = o.Status, o.Class.String(), o.Detail, won
 	t.InputTokens, t.OutputTokens = o.InputTokens, o.OutputTokens
+	if x.tracing() {
+		x.traceAttemptEnd(i, o, won)
+	}
 }
 
 // sessionBind is what a success does to the session's binding.

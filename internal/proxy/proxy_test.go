@@ -21,6 +21,8 @@ import (
 	"switchyard/internal/provider"
 	"switchyard/internal/state"
 	"switchyard/internal/store"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 const testKey = "sk-test-client"
@@ -67,6 +69,8 @@ type fixtureOpts struct {
 	circuit  *config.Circuit
 	// providers, when set, resolves provider names instead of the built-in registry.
 	providers *provider.Registry
+	// tracer, when set, traces the requests.
+	tracer trace.Tracer
 }
 
 func newFixture(t *testing.T, ups []config.Upstream, o fixtureOpts) *fixture {
@@ -95,7 +99,8 @@ func newFixture(t *testing.T, ups []config.Upstream, o fixtureOpts) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, clock: fc, breakers: health.NewBreakers(circuit, fc), logs: &logRecorder{ch: make(chan store.RequestLog, 10000)}}
-	f.srv = New(Options{Clock: fc, State: state.NewLocal(state.LocalOptions{Clock: fc, Breakers: f.breakers}), Logs: f.logs}, cat)
+	f.srv = New(Options{Clock: fc, State: state.NewLocal(state.LocalOptions{Clock: fc, Breakers: f.breakers}), Logs: f.logs,
+		Tracer: o.tracer}, cat)
 	ts := httptest.NewServer(f.srv)
 	t.Cleanup(ts.Close)
 	f.url = ts.URL

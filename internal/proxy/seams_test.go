@@ -23,7 +23,8 @@ import (
 // new provider takes.
 type fakeProvider struct{}
 
-func (fakeProvider) Name() string { return "fake-llm" }
+func (fakeProvider) Name() string   { return "fake-llm" }
+func (fakeProvider) System() string { return "_OTHER" }
 
 func (fakeProvider) Check(u provider.Upstream) []provider.Problem { return nil }
 

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/clock"
@@ -66,6 +68,9 @@ type Options struct {
 	OnDecision func(*balancer.Decision)
 	// MaxResponseBytes caps a non-streaming upstream response. Default 64 MiB.
 	MaxResponseBytes int64
+	// Tracer, when set, traces every client request, its attempts and
+	// the probes (DESIGN.md §11); nil turns tracing off at no cost.
+	Tracer trace.Tracer
 }
 
 // Server is the client-facing HTTP handler. Create it with New.
@@ -142,7 +147,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, cl.codec, newError(ErrMethodNotAllowed, r.Method+" "+path+" is not allowed; use POST"))
 			return
 		}
-		s.serveProxy(w, r, cl)
+		s.serveProxy(w, r, cl, path)
 		return
 	}
 	if path == "/v1/models" || path == "/v1beta/models" || modelPath(path) != "" {

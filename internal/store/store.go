@@ -173,6 +173,9 @@ type RequestLog struct {
 	// they raced (DESIGN.md §10); the one whose answer the client got has
 	// Won set.
 	Tried []Attempt `json:"tried,omitempty"`
+	// TraceID is the request's OpenTelemetry trace id (32 hex digits)
+	// when tracing is on (DESIGN.md §11), else "".
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // Attempt is one upstream attempt of a request, as its request log keeps it.

@@ -16,7 +16,7 @@ import (
 // requestLogColumns are the columns InsertRequestLogs copies, in order.
 var requestLogColumns = []string{
 	"id", "time", "time_nsec", "key", "model", "upstream", "status", "attempts", "stream",
-	"latency_ns", "ttft_ns", "input_tokens", "output_tokens", "error_class", "error", "translated", "tried",
+	"latency_ns", "ttft_ns", "input_tokens", "output_tokens", "error_class", "error", "translated", "tried", "trace_id",
 }
 
 // InsertRequestLogs appends logs with one COPY, which stores every log or
@@ -33,7 +33,7 @@ func (s *Store) InsertRequestLogs(ctx context.Context, logs []store.RequestLog) 
 		return []any{
 			text(l.ID), at, int16(l.Time.Sub(at)), text(l.Key), text(l.Model), text(l.Upstream),
 			l.Status, l.Attempts, l.Stream, int64(l.Latency), int64(l.TTFT),
-			l.InputTokens, l.OutputTokens, text(l.ErrorClass), text(l.Error), text(l.Translated), text(store.TriedJSON(l.Tried)),
+			l.InputTokens, l.OutputTokens, text(l.ErrorClass), text(l.Error), text(l.Translated), text(store.TriedJSON(l.Tried)), text(l.TraceID),
 		}, nil
 	})
 	if _, err := s.pool.CopyFrom(ctx, pgx.Identifier{"request_logs"}, requestLogColumns, src); err != nil {
@@ -44,7 +44,7 @@ func (s *Store) InsertRequestLogs(ctx context.Context, logs []store.RequestLog) 
 
 // selectLogsSQL selects every column of a request log, in the order logDest lists them.
 const selectLogsSQL = `SELECT id, time, time_nsec, key, model, upstream, status, attempts,
-	stream, latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated, tried
+	stream, latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated, tried, trace_id
 	FROM request_logs `
 
 // logRow receives one row of selectLogsSQL.
@@ -59,7 +59,7 @@ type logRow struct {
 func (r *logRow) dest() []any {
 	return []any{&r.l.ID, &r.l.Time, &r.nsec, &r.l.Key, &r.l.Model, &r.l.Upstream,
 		&r.l.Status, &r.l.Attempts, &r.l.Stream, &r.latency, &r.ttft, &r.l.InputTokens, &r.l.OutputTokens,
-		&r.l.ErrorClass, &r.l.Error, &r.l.Translated, &r.tried}
+		&r.l.ErrorClass, &r.l.Error, &r.l.Translated, &r.tried, &r.l.TraceID}
 }
 
 // log returns the scanned log, its time to the nanosecond.

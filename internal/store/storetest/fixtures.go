@@ -96,6 +96,7 @@ func Log(i int) store.RequestLog {
 		ErrorClass:   "server_error",
 		Error:        "upstream reset the connection",
 		Translated:   "anthropic->openai-chat",
+		TraceID:      "4bf92f3577b34da6a3ce929d0e0e4736",
 		Tried: []store.Attempt{
 			{Upstream: "openai-main", Start: time.Millisecond, End: 300 * time.Millisecond, Status: 500, Outcome: "server_error", Detail: "status 500"},
 			{Upstream: "openai-spare", Start: 301 * time.Millisecond, FirstByte: 90 * time.Millisecond, End: 900 * time.Millisecond,

@@ -1,0 +1,256 @@
+package proxy
+
+import (
+	"cmp"
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"switchyard/internal/balancer"
+	"switchyard/internal/outcome"
+	"switchyard/internal/tracing"
+)
+
+// The span attributes of DESIGN.md §11: the GenAI and HTTP semantic
+// conventions' names, and the gateway's own.
+const (
+	attrUpstream   = attribute.Key("switchyard.upstream")
+	attrAttempt    = attribute.Key("switchyard.attempt")
+	attrAttempts   = attribute.Key("switchyard.attempts")
+	attrHedge      = attribute.Key("switchyard.hedge")
+	attrStrategy   = attribute.Key("switchyard.strategy")
+	attrAffinity   = attribute.Key("switchyard.affinity")
+	attrTranslated = attribute.Key("switchyard.translated")
+	attrOutcome    = attribute.Key("switchyard.outcome")
+	attrRequestID  = attribute.Key("switchyard.request_id")
+	attrOrder      = attribute.Key("switchyard.order")
+	attrWaitable   = attribute.Key("switchyard.waitable")
+	attrSkipped    = attribute.Key("switchyard.skipped")
+	attrReason     = attribute.Key("switchyard.reason")
+	attrProbe      = attribute.Key("switchyard.probe")
+	attrSystem     = attribute.Key("gen_ai.system")
+	attrOperation  = attribute.Key("gen_ai.operation.name")
+	attrReqModel   = attribute.Key("gen_ai.request.model")
+	attrRespModel  = attribute.Key("gen_ai.response.model")
+	attrInTokens   = attribute.Key("gen_ai.usage.input_tokens")
+	attrOutTokens  = attribute.Key("gen_ai.usage.output_tokens")
+	attrStatus     = attribute.Key("http.response.status_code")
+	attrMethod     = attribute.Key("http.request.method")
+	attrRoute      = attribute.Key("http.route")
+	attrErrorType  = attribute.Key("error.type")
+)
+
+// operations are the GenAI operation names of the client protocols that
+// are not a chat.
+var operations = map[string]string{
+	"openai-completions": "text_completion",
+	"openai-embeddings":  "embeddings",
+}
+
+// operation is gen_ai.operation.name of the client's protocol.
+func (x *exchange) operation() string {
+	if op, ok := operations[x.codec.Name()]; ok {
+		return op
+	}
+	return "chat"
+}
+
+// tracing reports whether the request is traced. Every other trace
+// method is called only when it is, so that a gateway without a tracer
+// pays one nil check per step and no allocation.
+func (x *exchange) tracing() bool { return x.trace != nil }
+
+// traced is a traced request's spans and what its server span is given
+// at its end, gathered on the way. It is allocated only when tracing is
+// on, so that an exchange without it stays as small as it was.
+type traced struct {
+	span trace.Span // the server span
+	// spans are the attempts' spans, by their place in log.Tried, until
+	// they end; spanBuf holds the first ones.
+	spans   []trace.Span
+	spanBuf [2]trace.Span
+	// recording: the request is sampled. One that is not still passes a
+	// traceparent on (sampled=0) and puts its trace id in the log.
+	recording          bool
+	strategy, affinity string // of the last plan
+	respModel          string // the model the committed answer says served it
+}
+
+// traceStart opens the request's server span, continuing the client's
+// traceparent, and carries it in the request's context from here on.
+func (x *exchange) traceStart(route string) {
+	ctx := tracing.Propagator.Extract(x.r.Context(), propagation.HeaderCarrier(x.r.Header))
+	x.trace = &traced{}
+	ctx, x.trace.span = x.s.opts.Tracer.Start(ctx, x.r.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithTimestamp(x.began), trace.WithAttributes(
+			attrMethod.String(x.r.Method), attrRoute.String(route), attrRequestID.String(x.log.ID)))
+	x.r = x.r.WithContext(ctx)
+	x.trace.recording = x.trace.span.IsRecording()
+	if sc := x.trace.span.SpanContext(); sc.IsValid() {
+		x.log.TraceID = sc.TraceID().String()
+	}
+}
+
+// spanRoute is the server span's route: the path, with a Gemini path's
+// model as a placeholder so that span names stay few.
+func spanRoute(path string, cl call) string {
+	if cl.model == "" {
+		return path
+	}
+	return strings.Replace(path, "/"+cl.model+":", "/{model}:", 1)
+}
+
+// traceEnd closes the server span with what the request log says of the
+// request and how its last plan was made. The attempts' spans carry the
+// upstream side: provider, models, tokens.
+func (x *exchange) traceEnd() {
+	if !x.trace.recording {
+		return // sampled out: nothing to record
+	}
+	l := &x.log
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs, attrStatus.Int(l.Status), attrReqModel.String(l.Model), attrAttempts.Int(l.Attempts))
+	if x.trace.strategy != "" {
+		attrs = append(attrs, attrStrategy.String(x.trace.strategy))
+	}
+	if x.trace.affinity != "" {
+		attrs = append(attrs, attrAffinity.String(x.trace.affinity))
+	}
+	if l.Upstream != "" {
+		attrs = append(attrs, attrUpstream.String(l.Upstream), attrTranslated.Bool(l.Translated != ""))
+	}
+	if l.Status >= 400 || l.ErrorClass != "" {
+		attrs = append(attrs, attrErrorType.String(cmp.Or(l.ErrorClass, strconv.Itoa(l.Status))))
+		if l.Status >= 500 || l.Status == 499 {
+			x.trace.span.SetStatus(codes.Error, l.Error)
+		}
+	}
+	x.trace.span.SetAttributes(attrs...)
+	x.trace.span.End(trace.WithTimestamp(x.began.Add(l.Latency)))
+}
+
+// tracePlan records a plan on the server span: an event with the order
+// and every candidate left out with the reason ("name: filter (detail)").
+func (x *exchange) tracePlan(d *balancer.Decision) {
+	d.TraceID = x.log.TraceID
+	if !x.trace.recording {
+		return
+	}
+	attrs := make([]attribute.KeyValue, 1, 4)
+	attrs[0] = attrOrder.StringSlice(d.Order)
+	var skipped []string
+	for i := range d.Candidates {
+		if c := &d.Candidates[i]; c.Filter != "" {
+			s := c.Name + ": " + c.Filter
+			if c.Detail != "" {
+				s += " (" + c.Detail + ")"
+			}
+			skipped = append(skipped, s)
+		}
+	}
+	if skipped != nil {
+		attrs = append(attrs, attrSkipped.StringSlice(skipped))
+	}
+	if len(d.Waitable) > 0 {
+		attrs = append(attrs, attrWaitable.StringSlice(d.Waitable))
+	}
+	if d.Affinity.Result != "" {
+		attrs = append(attrs, attrAffinity.String(d.Affinity.Result))
+	}
+	x.trace.span.AddEvent("switchyard.plan", trace.WithTimestamp(d.At), trace.WithAttributes(attrs...))
+	x.trace.strategy, x.trace.affinity = d.Strategy, d.Affinity.Result
+}
+
+// traceSkip records on the server span a candidate of the plan that was
+// passed over when its turn came (full, cooling down since planning, …).
+func (x *exchange) traceSkip(name, reason string) {
+	if !x.trace.recording {
+		return
+	}
+	x.trace.span.AddEvent("switchyard.skip", trace.WithTimestamp(x.s.opts.Clock.Now()),
+		trace.WithAttributes(attrUpstream.String(name), attrReason.String(reason)))
+}
+
+// traceAttempt opens attempt i's span, a child of the server span, and
+// returns ctx carrying it: its traceparent goes upstream.
+func (x *exchange) traceAttempt(ctx context.Context, i int, up *upstream, model string, hedge bool) context.Context {
+	var span trace.Span
+	if !x.trace.recording { // a span all the same: its id goes upstream
+		ctx, span = x.s.opts.Tracer.Start(ctx, "")
+	} else {
+		upModel := up.upstreamModel(model)
+		op := x.operation()
+		ctx, span = x.s.opts.Tracer.Start(ctx, op+" "+upModel, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithTimestamp(x.began.Add(x.log.Tried[i].Start)), trace.WithAttributes(
+				attrUpstream.String(up.cfg.Name), attrAttempt.Int(i+1), attrHedge.Bool(hedge),
+				attrSystem.String(up.system), attrOperation.String(op), attrReqModel.String(upModel),
+			))
+	}
+	if i < len(x.trace.spanBuf) && x.trace.spans == nil {
+		x.trace.spans = x.trace.spanBuf[:0]
+	}
+	for len(x.trace.spans) <= i {
+		x.trace.spans = append(x.trace.spans, nil)
+	}
+	x.trace.spans[i] = span
+	return ctx
+}
+
+// traceAttemptEnd closes attempt i's span with how it ended.
+func (x *exchange) traceAttemptEnd(i int, o outcome.Outcome, won bool) {
+	if i >= len(x.trace.spans) || x.trace.spans[i] == nil {
+		return
+	}
+	span, t := x.trace.spans[i], &x.log.Tried[i]
+	x.trace.spans[i] = nil
+	if !x.trace.recording {
+		return
+	}
+	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs = append(attrs, attrOutcome.String(t.Outcome))
+	if t.Status != 0 {
+		attrs = append(attrs, attrStatus.Int(t.Status))
+	}
+	if t.InputTokens > 0 || t.OutputTokens > 0 || won {
+		attrs = append(attrs, attrInTokens.Int64(t.InputTokens), attrOutTokens.Int64(t.OutputTokens))
+	}
+	if won && x.trace.respModel != "" {
+		attrs = append(attrs, attrRespModel.String(x.trace.respModel))
+	}
+	if o.Class != outcome.Success {
+		attrs = append(attrs, attrErrorType.String(errorType(o)))
+		if o.Class != outcome.Canceled {
+			span.SetStatus(codes.Error, t.Detail)
+		}
+	}
+	span.SetAttributes(attrs...)
+	span.End(trace.WithTimestamp(x.began.Add(t.Start + t.End)))
+}
+
+// errorType is an attempt's error.type: the failure's kind (status_5xx,
+// connection, first_byte_timeout, …) or, without one, its class.
+func errorType(o outcome.Outcome) string {
+	if o.Kind != "" {
+		return o.Kind
+	}
+	return o.Class.String()
+}
+
+// responseModel is the model an upstream's answer (a whole body, or a
+// stream's first event) says served it, in any protocol: OpenAI's and
+// Anthropic's "model", Anthropic's message_start "message.model",
+// Responses' "response.model", Gemini's "modelVersion"; "" when none.
+func responseModel(data []byte) string {
+	for _, r := range gjson.GetManyBytes(data, "model", "message.model", "response.model", "modelVersion") {
+		if r.Type == gjson.String && r.Str != "" {
+			return r.Str
+		}
+	}
+	return ""
+}
