@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
+	"switchyard/internal/config"
 	"switchyard/internal/mock"
 )
 
@@ -262,6 +263,58 @@ func checkExportedFailover(t *testing.T, spans []*tracepb.Span, traceID, parentI
 	for _, a := range attempts {
 		if !slices.Equal(a.ParentSpanId, server.SpanId) {
 			t.Errorf("attempt %q is not a child of the server span", a.Name)
+		}
+	}
+}
+
+// TestTraceOfAHedgedRequest: a hedge is an attempt span of its own,
+// marked switchyard.hedge, beside the attempt it raced; the loser ends
+// with error.type canceled and no error status (it did not fail), the
+// winner carries the tokens.
+func TestTraceOfAHedgedRequest(t *testing.T) {
+	rc := &receiver{}
+	endpoint := startReceiver(t, rc, "http")
+	_, slowURL := startMock(t, "slow", mock.Behavior{TTFT: 3 * time.Second})
+	_, fastURL := startMock(t, "fast", mock.Behavior{CompletionTokens: 4})
+	e := startGateway(t, spec{
+		upstreams: []config.Upstream{
+			upstreamAt("primary", config.ProviderOpenAI, slowURL, 0, "gpt-4o"),
+			upstreamAt("secondary", config.ProviderOpenAI, fastURL, 1, "gpt-4o"),
+		},
+		edit: func(c *config.Config) {
+			c.Defaults.Hedge = config.Hedge{Delay: "100ms", Max: 1, Budget: 1}
+			c.Tracing.OTLPEndpoint = endpoint
+		}})
+	r := e.post(t, "/v1/chat/completions", `{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
+	if r.status != http.StatusOK || r.header.Get("X-Switchyard-Hedged") != "2" {
+		t.Fatalf("status %d, hedged %q; want 200 after a hedge", r.status, r.header.Get("X-Switchyard-Hedged"))
+	}
+	if err := e.Close(); err != nil { // flushes the spans
+		t.Fatal(err)
+	}
+	spans, _ := rc.received()
+	byUpstream := map[string]map[string]string{}
+	for _, s := range spans {
+		if s.Kind == tracepb.Span_SPAN_KIND_CLIENT {
+			a := spanAttrs(s.Attributes)
+			if s.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+				a["status"] = "error"
+			}
+			byUpstream[a["switchyard.upstream"]] = a
+		}
+	}
+	want := map[string]map[string]string{
+		"primary":   {"switchyard.attempt": "1", "switchyard.hedge": "false", "error.type": "canceled", "switchyard.outcome": "canceled", "status": ""},
+		"secondary": {"switchyard.attempt": "2", "switchyard.hedge": "true", "error.type": "", "gen_ai.usage.output_tokens": "4", "status": ""},
+	}
+	if len(byUpstream) != 2 {
+		t.Fatalf("attempt spans %v, want one per upstream", byUpstream)
+	}
+	for up, attrs := range want {
+		for k, v := range attrs {
+			if got := byUpstream[up][k]; got != v {
+				t.Errorf("%s attempt %s = %q, want %q", up, k, got, v)
+			}
 		}
 	}
 }
