@@ -141,7 +141,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	ups[0].Weight, ups[1].Weight, ups[2].Weight = 3, 2, 2
 	ups[0].RateLimit.RPM, ups[0].RateLimit.TPM = 1500, 200000
 	ups[2].MaxConcurrency, ups[2].Queue.Enabled = 8, true
-	e := startGateway(t, spec{upstreams: ups, edit: withAdmin, clock: clk})
+	collector := startReceiver(t, &receiver{}, "http") // the request view shows the trace id
+	e := startGateway(t, spec{upstreams: ups, clock: clk, edit: func(c *config.Config) {
+		withAdmin(c)
+		c.Tracing.OTLPEndpoint = collector
+	}})
 	tr := startTraffic(e, 2, 150*time.Millisecond) // about 13 requests/s
 	defer tr.stop()
 
@@ -267,7 +271,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	// a view with both attempts on the timeline. Traffic waits meanwhile,
 	// so that the row stays among the twelve shown.
 	resume = tr.pause()
-	r := e.post(t, chatPath, `{"model":"`+failoverModel+`","messages":[{"role":"user","content":"hi"}]}`)
+	const traceID = "5b8efff798038103d269b633813fc60c"
+	r := e.post(t, chatPath, `{"model":"`+failoverModel+`","messages":[{"role":"user","content":"hi"}]}`,
+		"Traceparent", "00-"+traceID+"-eee19b7ec3c1b174-01")
 	id := r.header.Get("X-Request-Id")
 	if r.status != http.StatusOK || r.header.Get("X-Switchyard-Attempts") != "2" {
 		t.Fatalf("the failover request: status %d after %s attempts: %s", r.status, r.header.Get("X-Switchyard-Attempts"), r.body)
@@ -286,8 +292,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	if got := eval(`document.getElementById('rv-id').textContent`); got != id {
 		t.Fatalf("the view is of request %q, want %q", got, id)
 	}
-	if got := eval(`document.getElementById('rv-facts').textContent`); !strings.Contains(got, "Status200") || !strings.Contains(got, "Translationnone") {
-		t.Fatalf("the view's facts %q lack the status or the translation", got)
+	if got := eval(`document.getElementById('rv-facts').textContent`); !strings.Contains(got, "Status200") || !strings.Contains(got, "Translationnone") ||
+		!strings.Contains(got, "Trace"+traceID) {
+		t.Fatalf("the view's facts %q lack the status, the translation or the client's trace id", got)
 	}
 	do("closing the view", chromedp.Click(chromedp.ID("rv-close")))
 	wait("the view is closed", `document.getElementById('request-view').hidden`)
