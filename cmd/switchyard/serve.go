@@ -83,7 +83,7 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, l
 	if listen != "" {
 		cfg.Listen = listen
 	}
-	logger := newLogger(cfg.Log.Level)
+	logger := newLogger(cfg.Log.Level, cfg.Log.Format)
 	for _, w := range cfg.Warnings {
 		logger.Warn("config", "warning", w.Error())
 	}
@@ -135,9 +135,16 @@ Press Ctrl-C to stop.
 `, addr, gateway.DemoKey, gateway.DemoOpenAIModel, gateway.DemoAnthropicModel, adminToken, gateway.DemoMixedModel, gateway.DemoGeminiModel)
 }
 
-// newLogger returns a JSON logger on stderr at level.
-func newLogger(level string) *slog.Logger {
+// newLogger returns a logger on stderr at level, one JSON object per line
+// or, with format "text", key=value pairs; a line logged within a traced
+// request carries its trace_id.
+func newLogger(level, format string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(tracing.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})))
+	opts := &slog.HandlerOptions{Level: l}
+	var h slog.Handler = slog.NewJSONHandler(os.Stderr, opts)
+	if format == "text" {
+		h = slog.NewTextHandler(os.Stderr, opts)
+	}
+	return slog.New(tracing.LogHandler(h))
 }

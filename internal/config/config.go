@@ -127,6 +127,12 @@ type State struct {
 type Log struct {
 	// Level is debug, info (default), warn or error. debug logs every routing decision.
 	Level string `yaml:"level" json:"level"`
+	// Format is json (default: one JSON object per line) or text
+	// (key=value, for a terminal).
+	Format string `yaml:"format" json:"format"`
+	// Access writes one line per request (id, key, model, upstream,
+	// status, attempts, latency, TTFT, tokens; never bodies). Default false.
+	Access bool `yaml:"access" json:"access"`
 	// Requests persists request logs (never bodies). Default true.
 	Requests bool `yaml:"requests" json:"requests"`
 }
@@ -428,7 +434,7 @@ func Default() Config {
 			Driver: "memory", RedisPrefix: "switchyard:",
 			LeaseTTL: 15 * time.Second, SyncInterval: 250 * time.Millisecond, RedisTimeout: 250 * time.Millisecond,
 		},
-		Log: Log{Level: "info", Requests: true},
+		Log: Log{Level: "info", Format: "json", Requests: true},
 		Defaults: RouteSettings{
 			Strategy:          StrategyWeightedRandom,
 			Retries:           2,

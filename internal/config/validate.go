@@ -23,6 +23,7 @@ var (
 	storeDrivers   = []string{"sqlite", "postgres"}
 	stateDrivers   = []string{"memory", "redis"}
 	logLevels      = []string{"debug", "info", "warn", "error"}
+	logFormats     = []string{"json", "text"}
 	probeKinds     = []string{"models", "chat"}
 	periods        = []string{"day", "month"}
 	migrationModes = []string{"never", "cross_tier", "always"}

@@ -62,6 +62,7 @@ func (c *Config) validateServer(v *validator) {
 		v.add("memory_limit_mb", "must be 0 (no limit) or at least 16, got %d", c.MemoryLimitMB)
 	}
 	v.oneOf("log.level", c.Log.Level, logLevels)
+	v.oneOf("log.format", c.Log.Format, logFormats)
 	v.secret("metrics.token", c.Metrics.Token)
 	c.Tracing.check(v, "tracing")
 }

@@ -48,8 +48,10 @@ func (g *Gateway) newAdminService() *admin.Service {
 func (g *Gateway) initState() {
 	g.traffic = admin.NewTraffic(admin.DefaultTrafficWindow)
 	g.local = state.NewLocal(state.LocalOptions{
-		Clock:    g.clock,
-		Breakers: health.NewBreakers(g.cfg.Circuit, g.clock),
+		Clock: g.clock,
+		Breakers: health.NewBreakers(g.cfg.Circuit, g.clock, health.WithOnTransition(func(name string, from, to health.State, reason string) {
+			g.ops.breaker(name, from.String(), to.String(), reason, false)
+		})),
 		Stats:    &countingStats{Stats: state.NewMemory(state.DefaultWindow), traffic: g.traffic},
 		Sessions: g.sessions,
 		Pins:     affinity.NewPinTable(affinity.DefaultMaxPins, g.cfg.Affinity.ResponseTTL, g.clock),

@@ -90,6 +90,7 @@ type Gateway struct {
 	state    state.Driver          // what the proxy, prober, admin API and metrics hold: local, or shared over it
 	proxy    *proxy.Server
 	tracer   *tracing.Provider // nil with tracing off
+	ops      *opLog            // the operator's log: breakers, cooldowns, health, refused requests
 	prober   *health.Prober
 	metrics  *metrics.Metrics
 	names    atomic.Pointer[catalogNames] // of the catalog in force, for metrics labels
@@ -137,6 +138,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		spend:    limits.NewSpend(opts.Clock),
 		sessions: affinity.NewTable(cfg.Affinity.MaxEntries, opts.Clock),
 		recent:   balancer.NewDecisionRing(1000),
+		ops:      newOpLog(opts.Logger, opts.Clock, cfg.Log.Access),
 	}
 	g.affinity = affinity.WithContext(g.sessions)
 	if err := g.openShared(); err != nil {
@@ -189,13 +191,13 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	g.spend.OnFlushError(func(err error) { g.log.Warn("spend not saved yet", "err", err) })
 	bgCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	g.stop = stop
-	var sink proxy.LogSink
+	sink := loggedSink{ops: g.ops}
 	if cfg.Log.Requests {
 		g.logs = store.NewLogWriter(g.store, store.LogWriterOptions{
 			Clock:   opts.Clock,
 			OnError: func(err error) { g.log.Warn("request logs dropped", "err", err) },
 		})
-		sink = g.logs
+		sink.next = g.logs
 		g.bg.Add(1)
 		go func() {
 			defer g.bg.Done()
@@ -204,16 +206,20 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	}
 	g.proxy = proxy.New(proxy.Options{
 		Clock: opts.Clock, Logger: opts.Logger, Transport: opts.Transport,
-		State: g.state, Logs: sink, OnDecision: g.recordDecision, Spend: g.spend, Metrics: g.metrics,
+		State: loggedState{Driver: g.state, ops: g.ops}, Logs: sink, OnDecision: g.recordDecision, Spend: g.spend, Metrics: g.metrics,
 		Affinity: g.affinity, Tracer: tracer,
 		Latency: func(name string) float64 { return g.prober.LatencyMs(name) },
 	}, cat)
 	g.prober = health.NewProber(cfg.Health, opts.Clock, rand.New(rand.NewPCG(opts.Seed, 0x9e3779b9)), g.state.ProbeGate(),
 		func(ctx context.Context, name string) error { return g.proxy.Probe(ctx, name, cfg.Health.Probe) },
-		g.proxy.ActiveUpstreams)
+		g.proxy.ActiveUpstreams, health.WithHealthChange(g.ops.health))
 	g.admin = g.newAdminService()
 	g.runShared(bgCtx)
-	g.bg.Add(2)
+	g.bg.Add(3)
+	go func() {
+		defer g.bg.Done()
+		g.ops.run(bgCtx)
+	}()
 	go func() {
 		defer g.bg.Done()
 		g.prober.Run(bgCtx)
@@ -440,12 +446,16 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener, grace time.Duratio
 		return err
 	case <-ctx.Done():
 	}
+	began := g.clock.Now()
+	g.log.Info("shutting down: no new connections; waiting for requests in flight", "grace", grace.String())
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	err := srv.Shutdown(sctx)
 	if errors.Is(err, context.DeadlineExceeded) {
-		g.log.Warn("grace period over; closing remaining connections", "grace", grace)
+		g.log.Warn("grace period over; closing remaining connections", "grace", grace.String())
 		err = srv.Close()
+	} else {
+		g.log.Info("requests in flight finished", "took", g.clock.Now().Sub(began).Round(time.Millisecond).String())
 	}
 	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
 		return serr
@@ -461,6 +471,7 @@ func (g *Gateway) Close(ctx context.Context) error {
 	}
 	g.stop()
 	g.bg.Wait()
+	g.ops.stop()
 	if g.shared != nil {
 		errs = append(errs, g.shared.Close())
 	}
@@ -468,5 +479,11 @@ func (g *Gateway) Close(ctx context.Context) error {
 	if g.tracer != nil { // last: the spans of the requests drained above
 		errs = append(errs, g.tracer.Shutdown(ctx))
 	}
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	if err != nil {
+		g.log.Error("stopped, with errors", "err", err)
+	} else {
+		g.log.Info("stopped: request logs and spend saved")
+	}
+	return err
 }

@@ -102,6 +102,20 @@ type Prober struct {
 
 	mu   sync.RWMutex // guards byUp and the fields of every probeTarget in it
 	byUp map[string]*probeTarget
+
+	// onChange, when set, hears of an upstream whose probes start failing
+	// (its first failure after a success, or its first probe failing) and
+	// of one whose probes succeed again.
+	onChange func(name string, healthy bool, detail string)
+}
+
+// ProberOption configures a Prober.
+type ProberOption func(*Prober)
+
+// WithHealthChange sets a hook called, outside the prober's lock, when an
+// upstream's probes start failing and when they succeed again.
+func WithHealthChange(f func(name string, healthy bool, detail string)) ProberOption {
+	return func(p *Prober) { p.onChange = f }
 }
 
 // probeTarget is the prober's state for one upstream.
@@ -117,7 +131,7 @@ type probeTarget struct {
 // state driver's ProbeGate) receive the outcomes; check performs one probe; targets lists the upstreams to probe
 // and is called once per round from the Run goroutine. A non-positive
 // cfg.Timeout means the smaller of 5 s and the interval.
-func NewProber(cfg config.Health, clk clock.Clock, rng *rand.Rand, breakers Gate, check CheckFunc, targets func() []string) *Prober {
+func NewProber(cfg config.Health, clk clock.Clock, rng *rand.Rand, breakers Gate, check CheckFunc, targets func() []string, opts ...ProberOption) *Prober {
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(1, 2))
 	}
@@ -125,10 +139,14 @@ func NewProber(cfg config.Health, clk clock.Clock, rng *rand.Rand, breakers Gate
 	if timeout <= 0 {
 		timeout = min(5*time.Second, cfg.Interval)
 	}
-	return &Prober{
+	p := &Prober{
 		cfg: cfg, timeout: timeout, clk: clk, rng: rng, breakers: breakers,
 		check: check, targets: targets, byUp: map[string]*probeTarget{},
 	}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
 
 // Run probes until ctx is done, then waits for the probes in flight (whose
@@ -285,8 +303,11 @@ func (p *Prober) probe(ctx context.Context, name string, t *probeTarget, slot bo
 	p.mu.Lock()
 	t.inFlight = false
 	current := p.byUp[name] == t
+	changed := false
 	if current && o != outcome.Canceled {
-		t.last = ProbeResult{At: start, RTT: rtt, Err: errText, OK: o == outcome.Success}
+		ok := o == outcome.Success
+		changed = t.last.At.IsZero() && !ok || !t.last.At.IsZero() && t.last.OK != ok
+		t.last = ProbeResult{At: start, RTT: rtt, Err: errText, OK: ok}
 		if o == outcome.Success {
 			// At least 1 µs, so that a probe measured as instant on a
 			// coarse or fake clock is not mistaken for "unknown".
@@ -294,6 +315,9 @@ func (p *Prober) probe(ctx context.Context, name string, t *probeTarget, slot bo
 		}
 	}
 	p.mu.Unlock()
+	if changed && p.onChange != nil {
+		p.onChange(name, o == outcome.Success, errText)
+	}
 
 	switch {
 	case p.breakers == nil:

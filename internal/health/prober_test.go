@@ -3,6 +3,7 @@ package health
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -364,6 +365,44 @@ func TestProberStopCancelsProbesWithoutBlame(t *testing.T) {
 		}
 		if !p.Last("a").At.IsZero() {
 			t.Fatalf("a canceled probe was recorded: %+v", p.Last("a"))
+		}
+	})
+}
+
+// TestProberHealthChange: the hook hears of an upstream whose probes
+// start failing (its first probe failing too) and of one that succeeds
+// again, once per change, never of a result like the last.
+func TestProberHealthChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := clock.NewFake(t0)
+		var mu sync.Mutex
+		results := map[string][]error{ // each probe round's result per upstream
+			"steady":  {nil, nil, nil, nil},
+			"flaps":   {nil, errors.New("status 503"), errors.New("status 503"), nil},
+			"dead-on": {errors.New("connection refused"), errors.New("connection refused"), nil, nil},
+		}
+		round := map[string]int{}
+		var changes []string
+		p := NewProber(healthCfg(10*time.Second, time.Second), fc, seeded(), nil, func(_ context.Context, name string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			r := results[name][min(round[name], 3)]
+			round[name]++
+			return r
+		}, targetsOf("steady", "flaps", "dead-on"), WithHealthChange(func(name string, healthy bool, detail string) {
+			mu.Lock()
+			defer mu.Unlock()
+			changes = append(changes, fmt.Sprintf("%s:%v:%s", name, healthy, detail))
+		}))
+		stop := runProber(t, p)
+		advance(fc, 45*time.Second, time.Second)
+		stop()
+		mu.Lock()
+		defer mu.Unlock()
+		slices.Sort(changes)
+		want := []string{"dead-on:false:connection refused", "dead-on:true:", "flaps:false:status 503", "flaps:true:"}
+		if !slices.Equal(changes, want) {
+			t.Errorf("changes %q, want %q", changes, want)
 		}
 	})
 }

@@ -75,6 +75,13 @@ func newError(sentinel error, msg string) *apiError {
 	return e
 }
 
+// Refused reports whether a request that ended with status and error
+// class (a request log's) was refused by the gateway itself: an error it
+// answered, not an upstream's own 4xx it passed on, nor a client that left.
+func Refused(status int, errorClass string) bool {
+	return status >= 400 && status != 499 && errorClass != "upstream_client_error"
+}
+
 // apiErrorFor maps a sentinel to its status, type and code — the one place
 // that does (STYLE.md rule 8).
 func apiErrorFor(err error) *apiError {

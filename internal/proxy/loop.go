@@ -30,7 +30,11 @@ type sessionRef struct {
 // tally is what the attempt loop learned on the way, for the final answer.
 type tally struct {
 	attempts int
-	failures []failure     // what went wrong, in order, for the final error
+	failures []failure // what went wrong, in order, for the final error
+	// plans are the decisions of the request's plans, whose left-out
+	// candidates the final error names; planBuf holds the first ones.
+	plans    []*balancer.Decision
+	planBuf  [2]*balancer.Decision
 	retryIn  time.Duration // shortest wait seen: a 429's cooldown, an open breaker, a full limit
 	queueErr error         // why waiting for a slot failed, when nothing was attempted
 	found    bool          // some upstream serves the model or a fallback
@@ -98,6 +102,10 @@ func (x *exchange) tryModel(ctx context.Context, model string, fallback bool) bo
 	for {
 		plan, wait := x.plan(ctx, rt, model, ups, int64(len(body)))
 		x.tally.noteRetry(wait)
+		if x.tally.plans == nil {
+			x.tally.plans = x.tally.planBuf[:0]
+		}
+		x.tally.plans = append(x.tally.plans, &plan.Decision)
 		if len(plan.Order)+len(plan.Waitable) > 0 || wait <= 0 || waited+wait > rt.cfg.MaxWait {
 			from := len(x.log.Tried)
 			done := x.runPlan(ctx, plan, rt, model, body)
@@ -429,17 +437,36 @@ func (t *tally) allRateLimited() bool {
 	return len(t.failures) > 0
 }
 
-// summary lists the failures for the client's error message.
+// summary lists the failures, then every candidate the plans left out
+// and was not tried after all (but the ones they could wait for), each
+// once with the reason, for the client's error message: it names every
+// upstream the key may reach and why it did not serve (DESIGN.md §3).
 func (t *tally) summary() string {
-	if len(t.failures) == 0 {
-		return ""
-	}
-	parts := make([]string, len(t.failures))
-	for i, f := range t.failures {
-		parts[i] = f.detail
-		if f.upstream != "" {
-			parts[i] = f.upstream + ": " + f.detail
+	var parts []string
+	for _, f := range t.failures {
+		if f.upstream == "" {
+			parts = append(parts, f.detail)
+			continue
 		}
+		parts = append(parts, f.upstream+": "+f.detail)
+	}
+	seen := map[string]bool{}
+	for _, d := range t.plans {
+		for i := range d.Candidates {
+			c := &d.Candidates[i]
+			if c.Filter == "" || c.Filter == balancer.FilterWaitable || seen[c.Name] || t.noted(c.Name) {
+				continue
+			}
+			seen[c.Name] = true
+			detail := c.Name + ": skipped, " + strings.ReplaceAll(c.Filter, "_", " ")
+			if c.Detail != "" {
+				detail += " (" + c.Detail + ")"
+			}
+			parts = append(parts, detail)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
 	}
 	return ": " + strings.Join(parts, "; ")
 }

@@ -1,0 +1,230 @@
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"switchyard/internal/clock"
+	"switchyard/internal/limits"
+	"switchyard/internal/proxy"
+	"switchyard/internal/state"
+	"switchyard/internal/store"
+)
+
+// RequestSummaryInterval is how often the log sums up, per route, the
+// requests that were refused or failed over: one line per route and
+// interval however many there were, so that a storm of 429s or an outage
+// is a few lines a minute, not one per request.
+const RequestSummaryInterval = 10 * time.Second
+
+// opLog writes what an operator acts on (DESIGN.md §6, issue "logs that
+// speak"): breaker transitions, cooldowns starting and ending, probes
+// marking an upstream unhealthy and healthy again, a summary of refused
+// and failed-over requests per route every RequestSummaryInterval and,
+// with log.access, one line per request. Each line says what changed and
+// why; none carries a secret (reasons are the same secret-free details the
+// client and the request log get).
+type opLog struct {
+	log    *slog.Logger
+	clock  clock.Clock
+	access bool
+
+	mu      sync.Mutex             // guards cooling and summary
+	cooling map[string]*coolState  // upstream → its running cooldown
+	summary map[string]*routeTally // route (client model) → this interval's tally
+}
+
+// coolState is one upstream's running cooldown.
+type coolState struct {
+	since, until time.Time
+	limitType    string
+	hits         int // 429s since it started, the first included
+	timer        clock.Timer
+}
+
+// routeTally is what one route's requests did in the current interval.
+type routeTally struct {
+	refused    int
+	causes     map[string]int // refused: error code → count
+	lastError  string         // the last refusal's message
+	failedOver int            // served after more than one attempt
+}
+
+func newOpLog(l *slog.Logger, clk clock.Clock, access bool) *opLog {
+	return &opLog{log: l, clock: clk, access: access, cooling: map[string]*coolState{}, summary: map[string]*routeTally{}}
+}
+
+// breaker logs a circuit breaker's transition; shared says it is the
+// breaker state shared through Redis.
+func (o *opLog) breaker(upstream, from, to, reason string, shared bool) {
+	level := slog.LevelInfo
+	if to == "open" {
+		level = slog.LevelWarn
+	}
+	attrs := []any{"upstream", upstream, "to", to, "reason", reason}
+	if from != "" {
+		attrs = append(attrs, "from", from)
+	}
+	if shared {
+		attrs = append(attrs, "shared", true)
+	}
+	o.log.Log(context.Background(), level, "breaker "+to, attrs...)
+}
+
+// health logs a probe finding an upstream unhealthy, or healthy again.
+func (o *opLog) health(upstream string, healthy bool, detail string) {
+	if healthy {
+		o.log.Info("upstream healthy again", "upstream", upstream)
+		return
+	}
+	o.log.Warn("upstream unhealthy", "upstream", upstream, "reason", detail)
+}
+
+// cooldown logs a 429's cooldown when it starts one (a 429 that extends a
+// running cooldown is only counted), and arms the line that says it ended.
+func (o *opLog) cooldown(upstream string, cd limits.Cooldown) {
+	now := o.clock.Now()
+	if !cd.Until.After(now) {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if c := o.cooling[upstream]; c != nil {
+		c.hits++
+		if cd.Until.After(c.until) {
+			c.until = cd.Until
+		}
+		return
+	}
+	c := &coolState{since: now, until: cd.Until, limitType: cd.LimitType, hits: 1}
+	o.cooling[upstream] = c
+	o.log.Warn("upstream cooling down", "upstream", upstream, "limit_type", limitLabel(cd.LimitType),
+		"duration", cd.Until.Sub(now).Round(time.Millisecond).String(), "source", cd.Source, "consecutive_429s", cd.Consecutive)
+	c.timer = o.clock.AfterFunc(cd.Until.Sub(now), func() { o.cooldownOver(upstream, c) })
+}
+
+// cooldownOver logs the end of c, or waits for its later end when a 429
+// extended it.
+func (o *opLog) cooldownOver(upstream string, c *coolState) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.cooling[upstream] != c {
+		return
+	}
+	now := o.clock.Now()
+	if left := c.until.Sub(now); left > 0 {
+		c.timer = o.clock.AfterFunc(left, func() { o.cooldownOver(upstream, c) })
+		return
+	}
+	delete(o.cooling, upstream)
+	o.log.Info("upstream cooldown over", "upstream", upstream, "limit_type", limitLabel(c.limitType),
+		"lasted", c.until.Sub(c.since).Round(time.Millisecond).String(), "rate_limited_answers", c.hits)
+}
+
+func limitLabel(t string) string {
+	if t == "" {
+		return "unknown"
+	}
+	return t
+}
+
+// request takes one finished request: into the route's summary when it
+// was refused or failed over, and onto the access log when that is on.
+func (o *opLog) request(l *store.RequestLog) {
+	if o.access {
+		o.log.Info("request", "id", l.ID, "key", l.Key, "model", l.Model, "upstream", l.Upstream, "status", l.Status,
+			"attempts", l.Attempts, "stream", l.Stream, "latency_ms", ms(l.Latency), "ttft_ms", ms(l.TTFT),
+			"input_tokens", l.InputTokens, "output_tokens", l.OutputTokens, "error_class", l.ErrorClass, "trace_id", l.TraceID)
+	}
+	refused := proxy.Refused(l.Status, l.ErrorClass)
+	if !refused && l.Attempts < 2 {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	t := o.summary[l.Model]
+	if t == nil {
+		t = &routeTally{causes: map[string]int{}}
+		o.summary[l.Model] = t
+	}
+	if refused {
+		t.refused++
+		t.causes[l.ErrorClass]++
+		t.lastError = l.Error
+	} else {
+		t.failedOver++
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// flush writes one line per route with refused or failed-over requests
+// since the last flush.
+func (o *opLog) flush() {
+	o.mu.Lock()
+	summary := o.summary
+	o.summary = map[string]*routeTally{}
+	o.mu.Unlock()
+	for _, route := range slices.Sorted(maps.Keys(summary)) {
+		t := summary[route]
+		if t.refused > 0 {
+			o.log.Warn("requests refused", "route", route, "count", t.refused, "failed_over", t.failedOver,
+				"causes", t.causes, "last_error", t.lastError, "interval", RequestSummaryInterval.String())
+			continue
+		}
+		o.log.Info("requests failed over", "route", route, "count", t.failedOver, "interval", RequestSummaryInterval.String())
+	}
+}
+
+// run flushes the summary every RequestSummaryInterval until ctx ends,
+// then once more.
+func (o *opLog) run(ctx context.Context) {
+	for clock.Wait(ctx, o.clock, nil, RequestSummaryInterval) != clock.Done {
+		o.flush()
+	}
+	o.flush()
+}
+
+// stop cancels the cooldown timers still armed.
+func (o *opLog) stop() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, c := range o.cooling {
+		c.timer.Stop()
+	}
+}
+
+// loggedState is the state driver the proxy holds: the gateway's, with
+// the cooldowns a 429 starts logged.
+type loggedState struct {
+	state.Driver
+	ops *opLog
+}
+
+// RateLimited records the 429 and logs the cooldown it starts.
+func (s loggedState) RateLimited(upstream string, h http.Header, body []byte, asked time.Duration) limits.Cooldown {
+	cd := s.Driver.RateLimited(upstream, h, body, asked)
+	s.ops.cooldown(upstream, cd)
+	return cd
+}
+
+// loggedSink hands each finished request to the operator log, then to the
+// request-log writer (nil with log.requests off).
+type loggedSink struct {
+	ops  *opLog
+	next proxy.LogSink
+}
+
+// Enqueue implements proxy.LogSink.
+func (s loggedSink) Enqueue(l store.RequestLog) bool {
+	s.ops.request(&l)
+	if s.next == nil {
+		return true
+	}
+	return s.next.Enqueue(l)
+}
