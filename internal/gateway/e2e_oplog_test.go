@@ -1,12 +1,10 @@
 package gateway_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,24 +15,13 @@ import (
 )
 
 // logBuffer collects a gateway's JSON log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+type logBuffer struct{ syncBuffer }
 
 // lines returns the lines logged so far, decoded.
 func (b *logBuffer) lines(t *testing.T) []map[string]any {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
 		if l == "" {
 			continue
 		}
@@ -45,12 +32,6 @@ func (b *logBuffer) lines(t *testing.T) []map[string]any {
 		out = append(out, m)
 	}
 	return out
-}
-
-func (b *logBuffer) text() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // matching returns the lines with message msg whose attributes include want.
@@ -83,7 +64,7 @@ func waitLine(t *testing.T, b *logBuffer, msg string, want map[string]any) map[s
 			return m[len(m)-1]
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no %q line with %v in the log:\n%s", msg, want, b.text())
+			t.Fatalf("no %q line with %v in the log:\n%s", msg, want, b.String())
 		}
 		time.Sleep(10 * time.Millisecond) // polling the log, not timing an assertion
 	}
@@ -141,7 +122,7 @@ func TestOperatorLog(t *testing.T) {
 	fc.Advance(30 * time.Second)
 	for i := 0; len(matching(logs.lines(t), "breaker closed", map[string]any{"upstream": "flaky"})) == 0; i++ {
 		if i == 50 {
-			t.Fatalf("flaky's breaker did not close after 50 requests:\n%s", logs.text())
+			t.Fatalf("flaky's breaker did not close after 50 requests:\n%s", logs.String())
 		}
 		send(http.StatusOK)
 		fc.Advance(time.Second)
@@ -173,7 +154,7 @@ func TestOperatorLog(t *testing.T) {
 
 	// No secret in any line: not the upstreams' keys, not the client's,
 	// not the admin token.
-	text := logs.text()
+	text := logs.String()
 	for _, secret := range []string{"sk-upstream-", testKey, adminToken} {
 		if strings.Contains(text, secret) {
 			t.Errorf("the log contains a secret (%q…)", secret[:6])
@@ -213,7 +194,7 @@ func TestAccessLog(t *testing.T) {
 				return
 			}
 			if len(lines) != 3 {
-				t.Fatalf("%d access lines for 3 requests:\n%s", len(lines), logs.text())
+				t.Fatalf("%d access lines for 3 requests:\n%s", len(lines), logs.String())
 			}
 			for i, l := range lines {
 				want := map[string]any{"id": ids[i], "key": "e2e", "model": "gpt-4o", "upstream": "good", "status": float64(200),
@@ -227,7 +208,7 @@ func TestAccessLog(t *testing.T) {
 					t.Errorf("line %d has no latency_ms: %v", i, l)
 				}
 			}
-			if strings.Contains(logs.text(), testKey) || strings.Contains(logs.text(), "sk-upstream-") {
+			if strings.Contains(logs.String(), testKey) || strings.Contains(logs.String(), "sk-upstream-") {
 				t.Error("an access line carries a key")
 			}
 		})
