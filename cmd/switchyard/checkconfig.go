@@ -25,7 +25,9 @@ func newCheckConfigCmd() *cobra.Command {
 				for _, e := range errs {
 					fmt.Fprintln(out, e.Error())
 				}
-				return fmt.Errorf("%s: %w (%d errors)", args[0], errInvalidConfig, len(errs))
+				// A blank line sets the count, which main prints on stderr, apart from the list.
+				fmt.Fprintln(cmd.ErrOrStderr())
+				return fmt.Errorf("%s: %w (%s)", args[0], errInvalidConfig, count(len(errs), "error"))
 			}
 			if err != nil {
 				return err
@@ -33,8 +35,17 @@ func newCheckConfigCmd() *cobra.Command {
 			for _, w := range cfg.Warnings {
 				fmt.Fprintln(out, "warning:", w.Error())
 			}
-			fmt.Fprintf(out, "%s: ok (%d upstreams, %d keys, %d routes)\n", args[0], len(cfg.Upstreams), len(cfg.Keys), len(cfg.Routes))
+			fmt.Fprintf(out, "%s: ok (%s, %s, %s)\n", args[0], count(len(cfg.Upstreams), "upstream"),
+				count(len(cfg.Keys), "key"), count(len(cfg.Routes), "route"))
 			return nil
 		},
 	}
+}
+
+// count writes n and the noun, plural unless n is 1: "1 error", "2 errors".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

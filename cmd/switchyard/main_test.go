@@ -44,7 +44,7 @@ func TestCheckConfig(t *testing.T) {
 		{
 			name:      "valid file",
 			file:      "testdata/valid.yaml",
-			wantLines: []string{"testdata/valid.yaml: ok (2 upstreams, 1 keys, 1 routes)"},
+			wantLines: []string{"testdata/valid.yaml: ok (2 upstreams, 1 key, 1 route)"},
 		},
 	}
 	for _, tc := range tests {

@@ -78,7 +78,7 @@ func parse(data []byte, lookup func(string) (string, bool), simulated bool) (*Co
 		return nil, Errors{{Msg: "parsing YAML: " + redactSource(yaml.FormatError(err, false, true), data)}}
 	}
 	if raw == nil {
-		raw = map[string]any{}
+		return nil, Errors{{Msg: "the file is empty: " + errNoUpstreams}}
 	}
 	cfg := Default()
 	d := decoder{lookup: lookup, cfg: &cfg}
@@ -87,7 +87,7 @@ func parse(data []byte, lookup func(string) (string, bool), simulated bool) (*Co
 		cfg.Keys[i].KeySHA256 = strings.ToLower(cfg.Keys[i].KeySHA256)
 	}
 	errs := d.errs
-	for _, e := range cfg.validate(simulated) {
+	for _, e := range append(cfg.validate(simulated), cfg.fileRules()...) {
 		if !followsFrom(e, d.errs) {
 			errs = append(errs, e)
 		}
@@ -96,6 +96,19 @@ func parse(data []byte, lookup func(string) (string, bool), simulated bool) (*Co
 		return nil, explain(errs, cfg.Warnings)
 	}
 	return &cfg, nil
+}
+
+// errNoUpstreams is the message for a file that configures no upstream.
+const errNoUpstreams = "at least one upstream is required; see switchyard.example.yaml"
+
+// fileRules are the checks a configuration file must pass beyond Validate:
+// it configures at least one upstream. A configuration built in code (the
+// demo, the admin API's edits) is not held to them.
+func (c *Config) fileRules() Errors {
+	if len(c.Upstreams) == 0 {
+		return Errors{{Path: "upstreams", Msg: errNoUpstreams}}
+	}
+	return nil
 }
 
 // explain appends to each error the warnings about the same path, so that
@@ -233,22 +246,25 @@ func (d *decoder) decodeStruct(v reflect.Value, raw any, path string) {
 		d.fail(path, "must be a mapping, got %s", describe(raw))
 		return
 	}
-	fields := map[string]reflect.Value{}
-	collectFields(v, fields)
+	fields := yamlFields(v.Type())
+	known := make(map[string]bool, len(fields))
+	for _, f := range fields {
+		known[f.name] = true
+	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if _, ok := fields[k]; !ok {
-			d.fail(join(path, k), "unknown key")
+		if !known[k] {
+			d.fail(join(path, k), "%s", unknownKey(path, k))
 		}
 	}
 	// Decode in declaration order so that `defaults` is known before `routes`.
-	for _, name := range fieldOrder(v.Type()) {
-		if val, ok := m[name]; ok {
-			d.decode(fields[name], val, join(path, name))
+	for _, f := range fields {
+		if val, ok := m[f.name]; ok {
+			d.decode(v.FieldByIndex(f.index), val, join(path, f.name))
 		}
 	}
 }
@@ -391,35 +407,34 @@ func validEnvName(name string) bool {
 	return true
 }
 
-func collectFields(v reflect.Value, into map[string]reflect.Value) {
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		name, inline := yamlName(f)
-		if inline {
-			collectFields(v.Field(i), into)
-			continue
-		}
-		if name != "" {
-			into[name] = v.Field(i)
-		}
-	}
+// yamlField is one key of a struct type: its name and the field's index
+// path, through the inline structs the key was flattened from.
+type yamlField struct {
+	name  string
+	index []int
+	typ   reflect.Type
 }
 
-func fieldOrder(t reflect.Type) []string {
-	var names []string
+// yamlFields returns t's keys in declaration order, the keys of inline
+// structs in their place. The decoder and the unknown-key suggestions
+// (suggest.go) both read the schema through it.
+func yamlFields(t reflect.Type) []yamlField {
+	var out []yamlField
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, inline := yamlName(f)
 		if inline {
-			names = append(names, fieldOrder(f.Type)...)
+			for _, sub := range yamlFields(f.Type) {
+				sub.index = append([]int{i}, sub.index...)
+				out = append(out, sub)
+			}
 			continue
 		}
 		if name != "" {
-			names = append(names, name)
+			out = append(out, yamlField{name: name, index: []int{i}, typ: f.Type})
 		}
 	}
-	return names
+	return out
 }
 
 func yamlName(f reflect.StructField) (name string, inline bool) {

@@ -50,22 +50,25 @@ func parseErrors(t *testing.T, yaml string, vars map[string]string) Errors {
 	return errs
 }
 
-func TestParseEmptyFileGivesDefaults(t *testing.T) {
+// TestParseGivesDefaults: a file that sets nothing but its upstream holds
+// every default. (An empty file is an error: TestNoUpstreams.)
+func TestParseGivesDefaults(t *testing.T) {
 	for name, doc := range map[string]string{
-		"empty":         "",
-		"comments only": "# nothing configured yet\n",
-		"empty mapping": "{}\n",
-		"null values":   "admin:\nkeys:\nupstreams:\n",
+		"upstream only": minimalUpstream,
+		"comments":      "# nothing else configured yet\n" + minimalUpstream,
+		"null values":   "admin:\nkeys:\nroutes:\n" + minimalUpstream,
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := mustParse(t, doc, nil)
-			if want := Default(); !reflect.DeepEqual(*cfg, want) {
-				t.Fatalf("Parse(%q) =\n%+v\nwant Default()\n%+v", doc, *cfg, want)
+			want := Default()
+			want.Upstreams = cfg.Upstreams
+			if !reflect.DeepEqual(*cfg, want) {
+				t.Fatalf("Parse(%q) =\n%+v\nwant Default() and the upstream\n%+v", doc, *cfg, want)
 			}
 		})
 	}
 	t.Run("default values", func(t *testing.T) {
-		cfg := mustParse(t, "", nil)
+		cfg := mustParse(t, minimalUpstream, nil)
 		checks := []struct {
 			name      string
 			got, want any
@@ -283,11 +286,11 @@ upstreams:
 		})
 	}
 	t.Run("fallback ignored when set", func(t *testing.T) {
-		cfg := mustParse(t, "listen: ${ADDR:-:9000}\n", map[string]string{"ADDR": ":7000"})
+		cfg := mustParse(t, "listen: ${ADDR:-:9000}\n"+minimalUpstream, map[string]string{"ADDR": ":7000"})
 		if cfg.Listen != ":7000" {
 			t.Errorf("listen = %q, want :7000", cfg.Listen)
 		}
-		cfg = mustParse(t, "listen: ${ADDR:-:9000}\n", nil)
+		cfg = mustParse(t, "listen: ${ADDR:-:9000}\n"+minimalUpstream, nil)
 		if cfg.Listen != ":9000" {
 			t.Errorf("listen = %q, want :9000", cfg.Listen)
 		}
@@ -296,20 +299,20 @@ upstreams:
 
 func TestEnvWarningsAndErrors(t *testing.T) {
 	t.Run("unset variable warns with path", func(t *testing.T) {
-		cfg := mustParse(t, "admin:\n  token: ${SWITCHYARD_ADMIN_TOKEN}\n", nil)
+		cfg := mustParse(t, "admin:\n  token: ${SWITCHYARD_ADMIN_TOKEN}\n"+minimalUpstream, nil)
 		want := Errors{{"admin.token", "environment variable SWITCHYARD_ADMIN_TOKEN is not set; using an empty value"}}
 		if !reflect.DeepEqual(cfg.Warnings, want) || cfg.Admin.Token != "" {
 			t.Errorf("warnings = %q, token = %q; want %q and empty", cfg.Warnings, cfg.Admin.Token, want)
 		}
 	})
 	t.Run("set but empty variable does not warn", func(t *testing.T) {
-		cfg := mustParse(t, "metrics:\n  token: ${TOKEN}\n", map[string]string{"TOKEN": ""})
+		cfg := mustParse(t, "metrics:\n  token: ${TOKEN}\n"+minimalUpstream, map[string]string{"TOKEN": ""})
 		if len(cfg.Warnings) != 0 {
 			t.Errorf("warnings = %q, want none", cfg.Warnings)
 		}
 	})
 	t.Run("warning explains the resulting error", func(t *testing.T) {
-		errs := parseErrors(t, "keys:\n  - name: team-a\n    key: ${TEAM_A_KEY}\n", nil)
+		errs := parseErrors(t, "keys:\n  - name: team-a\n    key: ${TEAM_A_KEY}\n"+minimalUpstream, nil)
 		want := Errors{{"keys[0].key",
 			"one of key or key_sha256 is required (environment variable TEAM_A_KEY is not set; using an empty value)"}}
 		if !reflect.DeepEqual(errs, want) {
@@ -320,17 +323,17 @@ func TestEnvWarningsAndErrors(t *testing.T) {
 		name, doc string
 		want      Errors
 	}{
-		{"invalid variable name", "listen: ${1PORT}\n",
+		{"invalid variable name", "listen: ${1PORT}\n" + minimalUpstream,
 			Errors{{"listen", "invalid environment variable reference ${1PORT}"}}},
-		{"empty variable name", "listen: ${}\n",
+		{"empty variable name", "listen: ${}\n" + minimalUpstream,
 			Errors{{"listen", "invalid environment variable reference ${}"}}},
-		{"unterminated reference", "listen: ${PORT\n",
+		{"unterminated reference", "listen: ${PORT\n" + minimalUpstream,
 			Errors{{"listen", "unterminated ${ in value"}}},
-		{"unset number", "defaults:\n  retries: ${RETRIES}\n", Errors{{"defaults.retries",
+		{"unset number", "defaults:\n  retries: ${RETRIES}\n" + minimalUpstream, Errors{{"defaults.retries",
 			`must be a whole number, got "" (environment variable RETRIES is not set; using an empty value)`}}},
-		{"number from environment not a number", "defaults:\n  retries: ${NOT_NUM:-many}\n",
+		{"number from environment not a number", "defaults:\n  retries: ${NOT_NUM:-many}\n" + minimalUpstream,
 			Errors{{"defaults.retries", `must be a whole number, got "many"`}}},
-		{"duration from environment without unit", "defaults:\n  timeout: ${T:-30}\n",
+		{"duration from environment without unit", "defaults:\n  timeout: ${T:-30}\n" + minimalUpstream,
 			Errors{{"defaults.timeout", `must be a duration such as 500ms, 30s or 5m, got "30"`}}},
 	}
 	for _, tt := range tests {
@@ -348,24 +351,24 @@ func TestDecodeErrors(t *testing.T) {
 		want      Errors
 	}{
 		{"unknown upstream key", minimalUpstream + "    wieght: 3\n",
-			Errors{{"upstreams[0].wieght", "unknown key"}}},
-		{"unknown top-level key", "listn: :8080\n", Errors{{"listn", "unknown key"}}},
+			Errors{{"upstreams[0].wieght", "unknown key; did you mean weight?"}}},
+		{"unknown top-level key", "listn: :8080\n" + minimalUpstream, Errors{{"listn", "unknown key; did you mean listen?"}}},
 		{"unknown nested key", minimalUpstream + "    queue: {enable: true}\n",
-			Errors{{"upstreams[0].queue.enable", "unknown key"}}},
-		{"unknown route key", "routes:\n  - model: m\n    retry: 1\n", Errors{{"routes[0].retry", "unknown key"}}},
+			Errors{{"upstreams[0].queue.enable", "unknown key; did you mean enabled?"}}},
+		{"unknown route key", "routes:\n  - model: m\n    retry: 1\n" + minimalUpstream, Errors{{"routes[0].retry", "unknown key"}}},
 		{"int type", minimalUpstream + "    weight: heavy\n",
 			Errors{{"upstreams[0].weight", `must be a whole number, got "heavy"`}}},
-		{"int from fraction", "defaults:\n  retries: 1.5\n", Errors{{"defaults.retries", "must be a whole number, got 1.5"}}},
-		{"duration without unit", "defaults:\n  timeout: 30\n",
+		{"int from fraction", "defaults:\n  retries: 1.5\n" + minimalUpstream, Errors{{"defaults.retries", "must be a whole number, got 1.5"}}},
+		{"duration without unit", "defaults:\n  timeout: 30\n" + minimalUpstream,
 			Errors{{"defaults.timeout", "must be a duration with a unit such as 500ms, 30s or 5m, got 30"}}},
-		{"duration bad text", "health:\n  interval: soon\n",
+		{"duration bad text", "health:\n  interval: soon\n" + minimalUpstream,
 			Errors{{"health.interval", `must be a duration such as 500ms, 30s or 5m, got "soon"`}}},
 		{"bool type", minimalUpstream + "    active: maybe\n",
 			Errors{{"upstreams[0].active", `must be true or false, got "maybe"`}}},
 		{"float type", minimalUpstream + "    price: {input_per_mtok: cheap}\n",
 			Errors{{"upstreams[0].price.input_per_mtok", `must be a number, got "cheap"`}}},
-		{"string type", "listen: [a, b]\n", Errors{{"listen", "must be a string, got a list"}}},
-		{"list type", "keys:\n  - name: k\n    key: s\n    allowed_models: {a: b}\n",
+		{"string type", "listen: [a, b]\n" + minimalUpstream, Errors{{"listen", "must be a string, got a list"}}},
+		{"list type", "keys:\n  - name: k\n    key: s\n    allowed_models: {a: b}\n" + minimalUpstream,
 			Errors{{"keys[0].allowed_models", "must be a list, got a mapping"}}},
 		{"mapping type", minimalUpstream + "    queue: 5\n", Errors{{"upstreams[0].queue", "must be a mapping, got 5"}}},
 		{"map value type", minimalUpstream + "    headers: {X-A: [1]}\n",
@@ -385,9 +388,9 @@ upstreams:
   - name: u2
     active: nope
 `, Errors{
-			{"lg", "unknown key"},
+			{"lg", "unknown key; did you mean log?"},
 			{"defaults.retries", `must be a whole number, got "two"`},
-			{"upstreams[0].wieght", "unknown key"},
+			{"upstreams[0].wieght", "unknown key; did you mean weight?"},
 			{"upstreams[0].price.input_per_mtok", `must be a number, got "x"`},
 			{"upstreams[1].active", `must be true or false, got "nope"`},
 			{"listen", `must be host:port such as ":8080" or "127.0.0.1:8080", got "8080"`},
@@ -460,7 +463,7 @@ func TestYAMLSyntaxErrors(t *testing.T) {
 
 func TestKeySHA256NormalizedToLowercase(t *testing.T) {
 	upper := strings.ToUpper(HashKey("sk-1"))
-	cfg := mustParse(t, "keys:\n  - name: k\n    key_sha256: "+upper+"\n", nil)
+	cfg := mustParse(t, "keys:\n  - name: k\n    key_sha256: "+upper+"\n"+minimalUpstream, nil)
 	if got := cfg.Keys[0].KeySHA256; got != HashKey("sk-1") {
 		t.Errorf("key_sha256 = %s, want %s", got, HashKey("sk-1"))
 	}
