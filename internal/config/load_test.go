@@ -77,7 +77,7 @@ func TestParseGivesDefaults(t *testing.T) {
 			{"store", cfg.Store, Store{Driver: "sqlite", DSN: "switchyard.db"}},
 			{"state", cfg.State, State{Driver: "memory", RedisPrefix: "switchyard:", LeaseTTL: 15 * time.Second,
 				SyncInterval: 250 * time.Millisecond, RedisTimeout: 250 * time.Millisecond}},
-			{"log", cfg.Log, Log{Level: "info", Requests: true}},
+			{"log", cfg.Log, Log{Level: "info", Format: "json", Requests: true}},
 			{"defaults", cfg.Defaults, RouteSettings{Strategy: "weighted-random", Retries: 2, Timeout: 300 * time.Second,
 				FirstByteTimeout: 60 * time.Second, MaxBodyBytes: 10485760, StreamIdleTimeout: 60 * time.Second, RetryBudget: 0.2,
 				Translate: true, DefaultMaxTokens: 4096, Hedge: Hedge{Delay: "0s", Max: 1, Budget: 0.1}}},
