@@ -177,8 +177,8 @@ func TestTranslationIncompatibleFeature(t *testing.T) {
 // Anthropic upstream and answered with its count; for a model only other
 // families serve the gateway estimates and says so.
 func TestTranslationCountTokens(t *testing.T) {
-	// The mock does not serve Anthropic's count_tokens, so the Anthropic
-	// upstream here is a stub that records the request and counts 4242.
+	// The Anthropic upstream here is a stub that records the request and
+	// counts 4242, so that the test sees the client's body arrive as sent.
 	const upstreamCount = 4242
 	var got struct {
 		sync.Mutex

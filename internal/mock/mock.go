@@ -13,6 +13,7 @@
 //	POST /v1/embeddings         a list of deterministic unit vectors
 //	POST /v1/responses          a Responses API object, or its event stream
 //	POST /v1/messages           an Anthropic message, or its event stream
+//	POST /v1/messages/count_tokens  Anthropic's {"input_tokens"}
 //	GET  /v1/models[/{id}]      OpenAI's list, Anthropic's with anthropic-version
 //	POST /v1beta/models/{m}:generateContent              a GenerateContentResponse
 //	POST /v1beta/models/{m}:streamGenerateContent?alt=sse its chunks as SSE

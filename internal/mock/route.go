@@ -100,6 +100,8 @@ func parseRoute(r *http.Request) route {
 		rt.endpoint, rt.method, rt.proto = epResponses, http.MethodPost, protoOpenAI
 	case p == "/messages":
 		rt.endpoint, rt.method, rt.proto = epMessages, http.MethodPost, protoAnthropic
+	case p == "/messages/count_tokens":
+		rt.endpoint, rt.method, rt.proto = epClaudeCountTokens, http.MethodPost, protoAnthropic
 	case p == "/models":
 		rt.endpoint, rt.method = epModels, http.MethodGet
 	case strings.HasPrefix(p, "/models/") && len(p) > len("/models/"):

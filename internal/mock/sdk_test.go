@@ -450,3 +450,37 @@ func TestAnthropicMessagesSDK(t *testing.T) {
 		})
 	}
 }
+
+// TestAnthropicCountTokensSDK: the SDK's countTokens gets Anthropic's
+// {"input_tokens"} for a message list, and Anthropic's 400 without one.
+func TestAnthropicCountTokensSDK(t *testing.T) {
+	tests := []struct {
+		name     string
+		messages []anthropic.MessageParam
+		wantErr  string
+	}{
+		{"a message", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("How many tokens is this?"))}, ""},
+		{"no messages", []anthropic.MessageParam{}, "messages: Field required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, url := newServed(t, Options{Name: "ant", Seed: 9})
+			client := anthropicClient(url)
+			n, err := client.Messages.CountTokens(context.Background(), anthropic.MessageCountTokensParams{
+				Model: "claude-3-5-haiku-20241022", Messages: tt.messages,
+			})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := int64(len(s.Stats().LastBody) / 4); n.InputTokens != want || n.InputTokens == 0 {
+				t.Errorf("input_tokens = %d, want %d (body bytes / 4)", n.InputTokens, want)
+			}
+		})
+	}
+}

@@ -11,7 +11,8 @@ import (
 // methods and Claude's rawPredict count as "generateContent",
 // "streamGenerateContent" and "messages").
 const (
-	// epClaudeCountTokens is Claude's count-tokens:rawPredict.
+	// epClaudeCountTokens is Claude's token count: Anthropic's
+	// /v1/messages/count_tokens and Vertex's count-tokens:rawPredict.
 	epClaudeCountTokens = "count-tokens"
 	// epPublisherModel is GET /v1/publishers/{publisher}/models/{model}.
 	epPublisherModel = "publisherModel"
