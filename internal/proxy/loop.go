@@ -438,7 +438,7 @@ func (t *tally) allRateLimited() bool {
 }
 
 // summary lists the failures, then every candidate the plans left out
-// and was not tried after all (but the ones they could wait for), each
+// and was not tried after all (full ones with their slots in use), each
 // once with the reason, for the client's error message: it names every
 // upstream the key may reach and why it did not serve (DESIGN.md §3).
 func (t *tally) summary() string {
@@ -454,12 +454,15 @@ func (t *tally) summary() string {
 	for _, d := range t.plans {
 		for i := range d.Candidates {
 			c := &d.Candidates[i]
-			if c.Filter == "" || c.Filter == balancer.FilterWaitable || seen[c.Name] || t.noted(c.Name) {
+			if c.Filter == "" || seen[c.Name] || t.noted(c.Name) {
 				continue
 			}
 			seen[c.Name] = true
 			detail := c.Name + ": skipped, " + strings.ReplaceAll(c.Filter, "_", " ")
-			if c.Detail != "" {
+			switch {
+			case c.Filter == balancer.FilterWaitable || c.Filter == balancer.FilterConcurrencyFull:
+				detail = fmt.Sprintf("%s: skipped, full (%d/%d in flight)", c.Name, c.InFlight, c.MaxConcurrency)
+			case c.Detail != "":
 				detail += " (" + c.Detail + ")"
 			}
 			parts = append(parts, detail)
