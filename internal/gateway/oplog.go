@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -163,22 +165,53 @@ func (o *opLog) request(l *store.RequestLog) {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+// maxSummaryRoutes bounds the summary lines of one interval: clients
+// naming many models that do not exist must not flood the log. The
+// busiest routes get a line each; the rest are summed into one.
+const maxSummaryRoutes = 20
+
 // flush writes one line per route with refused or failed-over requests
-// since the last flush.
+// since the last flush, the busiest maxSummaryRoutes of them, and one line
+// summing up the others.
 func (o *opLog) flush() {
 	o.mu.Lock()
 	summary := o.summary
 	o.summary = map[string]*routeTally{}
 	o.mu.Unlock()
-	for _, route := range slices.Sorted(maps.Keys(summary)) {
-		t := summary[route]
-		if t.refused > 0 {
-			o.log.Warn("requests refused", "route", route, "count", t.refused, "failed_over", t.failedOver,
-				"causes", t.causes, "last_error", t.lastError, "interval", RequestSummaryInterval.String())
-			continue
+	routes := slices.Sorted(maps.Keys(summary))
+	if len(routes) > maxSummaryRoutes {
+		slices.SortStableFunc(routes, func(a, b string) int {
+			return (summary[b].refused + summary[b].failedOver) - (summary[a].refused + summary[a].failedOver)
+		})
+		rest := &routeTally{causes: map[string]int{}}
+		for _, r := range routes[maxSummaryRoutes:] {
+			t := summary[r]
+			rest.refused += t.refused
+			rest.failedOver += t.failedOver
+			for c, n := range t.causes {
+				rest.causes[c] += n
+			}
+			rest.lastError = cmp.Or(t.lastError, rest.lastError)
 		}
-		o.log.Info("requests failed over", "route", route, "count", t.failedOver, "interval", RequestSummaryInterval.String())
+		routes = routes[:maxSummaryRoutes]
+		defer o.logRoute(fmt.Sprintf("(%d other routes)", len(summary)-maxSummaryRoutes), rest)
 	}
+	for _, route := range routes {
+		o.logRoute(route, summary[route])
+	}
+}
+
+// logRoute writes the summary line of one route's interval.
+func (o *opLog) logRoute(route string, t *routeTally) {
+	if route == "" {
+		route = "(no model)" // refused before its model was read
+	}
+	if t.refused > 0 {
+		o.log.Warn("requests refused", "route", route, "count", t.refused, "failed_over", t.failedOver,
+			"causes", t.causes, "last_error", t.lastError, "interval", RequestSummaryInterval.String())
+		return
+	}
+	o.log.Info("requests failed over", "route", route, "count", t.failedOver, "interval", RequestSummaryInterval.String())
 }
 
 // run flushes the summary every RequestSummaryInterval until ctx ends,
