@@ -49,6 +49,8 @@ const (
 	MaxDecisions = 1000
 	// DefaultUsageSince is the period GET /usage covers without ?since.
 	DefaultUsageSince = 24 * time.Hour
+	// MaxHistoryStep is the longest step GET /state?history= accepts.
+	MaxHistoryStep = time.Minute
 	// maxBodyBytes bounds a request body.
 	maxBodyBytes = 1 << 20
 )
@@ -64,6 +66,13 @@ type ExplainQuery struct {
 	// Key, when set, is the client key's name: candidates are restricted to
 	// what it may use.
 	Key string
+}
+
+// StateQuery is GET /state's query.
+type StateQuery struct {
+	// History, when > 0, asks for each route upstream's attempts over the
+	// window in steps of this length (whole seconds, 1s to MaxHistoryStep).
+	History time.Duration
 }
 
 // handler serves the admin API and the dashboard.

@@ -329,10 +329,18 @@ func (g *Gateway) reloadLogged(ctx context.Context) {
 	}
 }
 
-// recordDecision keeps a routing decision in the ring of recent ones and,
-// with log.level debug, logs it as one JSON line.
+// recordDecision keeps a routing decision in the ring of recent ones,
+// counts its attempts per client model for the admin API's shares by route
+// (each attempt itself was counted when it was sent) and, with log.level
+// debug, logs it as one JSON line.
 func (g *Gateway) recordDecision(d *balancer.Decision) {
 	g.recent.Add(d)
+	if len(d.Tried) > 0 {
+		now := g.clock.Now()
+		for _, t := range d.Tried {
+			g.traffic.AddModel(t.Upstream, d.Model, now)
+		}
+	}
 	if !g.log.Enabled(context.Background(), slog.LevelDebug) {
 		return
 	}
