@@ -85,9 +85,10 @@ type handler struct {
 
 // New returns the handler of every /admin path over s: the API under /admin/api
 // (each route requiring `Authorization: Bearer token`), the dashboard at
-// /admin/, and a redirect to it from /admin and /. An empty token disables
-// the API: every call answers 401. logger receives one line per change
-// (never a secret); nil discards.
+// /admin/, its icon at /admin/favicon.ico and /favicon.ico, and a redirect
+// to it from /admin and /. An empty token disables the API: every call
+// answers 401. logger receives one line per change (never a secret); nil
+// discards.
 func New(s *Service, token string, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -132,6 +133,8 @@ func New(s *Service, token string, logger *slog.Logger) http.Handler {
 	root.Handle("/admin/api/", h.authenticate(api))
 	root.Handle("/admin/api", h.authenticate(api))
 	root.Handle("/admin/", dashboard())
+	root.Handle("/admin/favicon.ico", Favicon())
+	root.Handle("/favicon.ico", Favicon())
 	root.Handle("/admin", http.RedirectHandler("/admin/", http.StatusMovedPermanently))
 	root.Handle("/{$}", http.RedirectHandler("/admin/", http.StatusFound))
 	root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

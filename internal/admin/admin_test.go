@@ -649,6 +649,9 @@ func TestDashboard(t *testing.T) {
 		{"/admin/app.js", "javascript", "sessionStorage"},
 		{"/admin/request.js", "javascript", "requests/"},
 		{"/admin/style.css", "text/css", "font-family"},
+		{"/admin/favicon.svg", "image/svg+xml", "<svg"},
+		{"/admin/favicon.ico", "image/svg+xml", "<svg"},
+		{"/favicon.ico", "image/svg+xml", "<svg"},
 	}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {

@@ -352,7 +352,7 @@ func (g *Gateway) recordDecision(d *balancer.Decision) {
 }
 
 // Handler returns the gateway's HTTP handler: the client API plus
-// /healthz, /readyz and /metrics, and, when admin.token is set and
+// /healthz, /readyz, /metrics and /favicon.ico, and, when admin.token is set and
 // admin.listen is not, the admin API and dashboard under /admin/.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -369,6 +369,7 @@ func (g *Gateway) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	mux.Handle("GET /metrics", g.metrics.Handler(g.cfg.Metrics.Token))
+	mux.Handle("GET /favicon.ico", admin.Favicon()) // a browser at the gateway's address asks for it
 	if h := g.AdminHandler(); h != nil && g.cfg.Admin.Listen == "" {
 		mux.Handle("/admin/", h)
 		mux.Handle("/admin", h)
