@@ -648,6 +648,7 @@ func TestDashboard(t *testing.T) {
 		{"/admin/", "text/html", `<script src="app.js"`},
 		{"/admin/app.js", "javascript", "sessionStorage"},
 		{"/admin/request.js", "javascript", "requests/"},
+		{"/admin/routes.js", "javascript", "?history="},
 		{"/admin/style.css", "text/css", "font-family"},
 		{"/admin/favicon.svg", "image/svg+xml", "<svg"},
 		{"/admin/favicon.ico", "image/svg+xml", "<svg"},
