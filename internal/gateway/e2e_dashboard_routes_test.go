@@ -184,3 +184,90 @@ func TestDashboardRoutesInBrowser(t *testing.T) {
 	}
 	b.noProblems()
 }
+
+// TestAdminStateRoutes: through the real server, /state groups attempts by
+// the client model requested: a `claude-*` upstream shows under each model
+// asked for (never under the pattern), beside a concrete one under the
+// model they share; ?history= steps add up to the window's attempts once
+// their seconds are over.
+func TestAdminStateRoutes(t *testing.T) {
+	clk := &shiftClock{}
+	_, globURL := startMock(t, "glob", mock.Behavior{})
+	_, haikuURL := startMock(t, "haiku", mock.Behavior{})
+	glob := upstreamAt("glob", config.ProviderOpenAI, globURL, 0, "claude-*")
+	haiku := upstreamAt("haiku", config.ProviderOpenAI, haikuURL, 0, "claude-3-5-haiku")
+	glob.Weight, haiku.Weight = 1, 3
+	e := startGateway(t, spec{upstreams: []config.Upstream{glob, haiku}, clock: clk, edit: withAdmin})
+	for i := range 12 {
+		model := "claude-3-5-haiku"
+		if i%3 == 0 {
+			model = "claude-3-opus"
+		}
+		if r := e.post(t, chatPath, `{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`); r.status != http.StatusOK {
+			t.Fatalf("%s: status %d %s", model, r.status, r.body)
+		}
+	}
+	clk.Skip(2 * time.Second) // the seconds of the requests are over: in the history
+
+	var st struct {
+		Upstreams []struct {
+			Name   string `json:"name"`
+			Models []struct {
+				Model      string `json:"model"`
+				Requests5m int64  `json:"requests_5m"`
+			} `json:"models"`
+		} `json:"upstreams"`
+		Routes []struct {
+			Model      string `json:"model"`
+			Requests5m int64  `json:"requests_5m"`
+			Tiers      []struct {
+				Tier      int `json:"tier"`
+				Weight    int `json:"weight"`
+				Upstreams []struct {
+					Name            string  `json:"name"`
+					Requests5m      int64   `json:"requests_5m"`
+					Share           float64 `json:"share"`
+					ConfiguredShare float64 `json:"configured_share"`
+					History         []int64 `json:"history"`
+				} `json:"upstreams"`
+			} `json:"tiers"`
+		} `json:"routes"`
+		HistoryStepSeconds int `json:"history_step_seconds"`
+	}
+	r := e.mustAdmin(t, "GET", "/state?history=1s", "", http.StatusOK)
+	if err := json.Unmarshal(r.body, &st); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, route := range st.Routes {
+		var shares float64
+		for _, tier := range route.Tiers {
+			for _, u := range tier.Upstreams {
+				var inHistory int64
+				for _, n := range u.History {
+					inHistory += n
+				}
+				if inHistory != u.Requests5m {
+					t.Errorf("%s/%s: history %v adds up to %d, want its %d attempts", route.Model, u.Name, u.History, inHistory, u.Requests5m)
+				}
+				shares += u.Share
+				got = append(got, fmt.Sprintf("%s/%d/%s %.2f", route.Model, tier.Tier, u.Name, u.ConfiguredShare))
+			}
+		}
+		if math.Abs(shares-1) > 1e-9 {
+			t.Errorf("%s: shares add up to %v", route.Model, shares)
+		}
+	}
+	if want := "claude-3-5-haiku/0/glob 0.25 claude-3-5-haiku/0/haiku 0.75 claude-3-opus/0/glob 1.00"; strings.Join(got, " ") != want {
+		t.Fatalf("routes %q, want %q\n%s", strings.Join(got, " "), want, r.body)
+	}
+	if st.Routes[0].Requests5m != 8 || st.Routes[1].Requests5m != 4 || st.HistoryStepSeconds != 1 {
+		t.Fatalf("attempts haiku %d opus %d, step %d; want 8, 4, 1", st.Routes[0].Requests5m, st.Routes[1].Requests5m, st.HistoryStepSeconds)
+	}
+	for _, u := range st.Upstreams {
+		// (glob's claude-3-5-haiku attempts are weighted-random, maybe 0.)
+		if n := len(u.Models); u.Name == "glob" && (n == 0 || u.Models[n-1].Model != "claude-3-opus" || u.Models[n-1].Requests5m != 4) {
+			t.Fatalf("glob's models %+v, want claude-3-opus (4) last", u.Models)
+		}
+	}
+}
