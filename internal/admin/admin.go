@@ -49,6 +49,8 @@ const (
 	MaxDecisions = 1000
 	// DefaultUsageSince is the period GET /usage covers without ?since.
 	DefaultUsageSince = 24 * time.Hour
+	// MaxHistoryStep is the longest step GET /state?history= accepts.
+	MaxHistoryStep = time.Minute
 	// maxBodyBytes bounds a request body.
 	maxBodyBytes = 1 << 20
 )
@@ -66,6 +68,13 @@ type ExplainQuery struct {
 	Key string
 }
 
+// StateQuery is GET /state's query.
+type StateQuery struct {
+	// History, when > 0, asks for each route upstream's attempts over the
+	// window in steps of this length (whole seconds, 1s to MaxHistoryStep).
+	History time.Duration
+}
+
 // handler serves the admin API and the dashboard.
 type handler struct {
 	s        *Service
@@ -76,9 +85,10 @@ type handler struct {
 
 // New returns the handler of every /admin path over s: the API under /admin/api
 // (each route requiring `Authorization: Bearer token`), the dashboard at
-// /admin/, and a redirect to it from /admin and /. An empty token disables
-// the API: every call answers 401. logger receives one line per change
-// (never a secret); nil discards.
+// /admin/, its icon at /admin/favicon.ico and /favicon.ico, and a redirect
+// to it from /admin and /. An empty token disables the API: every call
+// answers 401. logger receives one line per change (never a secret); nil
+// discards.
 func New(s *Service, token string, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -123,6 +133,8 @@ func New(s *Service, token string, logger *slog.Logger) http.Handler {
 	root.Handle("/admin/api/", h.authenticate(api))
 	root.Handle("/admin/api", h.authenticate(api))
 	root.Handle("/admin/", dashboard())
+	root.Handle("/admin/favicon.ico", Favicon())
+	root.Handle("/favicon.ico", Favicon())
 	root.Handle("/admin", http.RedirectHandler("/admin/", http.StatusMovedPermanently))
 	root.Handle("/{$}", http.RedirectHandler("/admin/", http.StatusFound))
 	root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -488,7 +489,49 @@ func TestLiveEndpoints(t *testing.T) {
 			if !strings.Contains(string(b), `"cooldown_until":"2025-06-01T12:00:30Z"`) {
 				t.Fatalf("cooldown_until not an RFC 3339 time: %s", b)
 			}
+			// By route: the stored a (tier 0) and b (tier 1) serve gpt-4o;
+			// a was also tried for gpt-4o-mini, which it no longer serves.
+			want := []admin.RouteState{
+				{Model: "gpt-4o", Requests5m: 85, Tiers: []admin.RouteTier{
+					{Tier: 0, Weight: 3, Requests5m: 60, Upstreams: []admin.RouteUpstream{{Name: "a", Weight: 3, Active: true, Requests5m: 60, RequestsTotal: 90, Share: 1, ConfiguredShare: 1}}},
+					{Tier: 1, Weight: 1, Requests5m: 25, Upstreams: []admin.RouteUpstream{{Name: "b", Weight: 1, Active: true, Requests5m: 25, RequestsTotal: 30, Share: 1, ConfiguredShare: 1}}},
+				}},
+				{Model: "gpt-4o-mini", Requests5m: 15, Tiers: []admin.RouteTier{
+					{Tier: 0, Requests5m: 15, Upstreams: []admin.RouteUpstream{{Name: "a", Weight: 3, Active: true, Requests5m: 15, RequestsTotal: 15, Share: 1}}},
+				}},
+			}
+			if !reflect.DeepEqual(st.Routes, want) {
+				t.Fatalf("routes\n%+v\nwant\n%+v", st.Routes, want)
+			}
+			o := object(t, b)
+			if _, ok := o["history_end"]; ok || f.stateQuery != (admin.StateQuery{}) {
+				t.Fatalf("history without asking: query %+v, answer %s", f.stateQuery, b)
+			}
+			if ud.Models == nil || !strings.Contains(string(b), `"models":[{"model":"gpt-4o","requests_5m":60,"requests_total":90},`) {
+				t.Fatalf("upstreams' models: %s", b)
+			}
 		}},
+		{name: "state with history", method: "GET", path: "/admin/api/state?history=2s", status: 200, check: func(t *testing.T, f *fakeBackend, b []byte) {
+			if f.stateQuery.History != 2*time.Second {
+				t.Fatalf("query %+v, want History 2s", f.stateQuery)
+			}
+			o := object(t, b)
+			if o["history_step_seconds"] != 2.0 || o["history_end"] != "2025-06-01T12:00:00Z" {
+				t.Fatalf("history_step_seconds %v history_end %v, want 2 and the start of at's second", o["history_step_seconds"], o["history_end"])
+			}
+			if !strings.Contains(string(b), `"configured_share":1,"history":[20,0,40]}`) {
+				t.Fatalf("no history under the route: %s", b)
+			}
+			if strings.Count(string(b), `"history":`) != 1 {
+				t.Fatalf("history outside the routes: %s", b)
+			}
+		}},
+		{name: "state history not seconds", method: "GET", path: "/admin/api/state?history=1500ms", status: 400,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "history", `such as "2s", got "1500ms"`) }},
+		{name: "state history too long", method: "GET", path: "/admin/api/state?history=2m", status: 400,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "history", "from 1s to 1m0s") }},
+		{name: "state history not a duration", method: "GET", path: "/admin/api/state?history=yes", status: 400,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "history", `got "yes"`) }},
 		{name: "explain", method: "GET", path: "/admin/api/explain?model=gpt-4o&session=s1&stream=true&key=team", status: 200,
 			check: func(t *testing.T, f *fakeBackend, b []byte) {
 				if o := object(t, b); o["chosen"] != "a" || o["model"] != "gpt-4o" {
@@ -605,7 +648,11 @@ func TestDashboard(t *testing.T) {
 		{"/admin/", "text/html", `<script src="app.js"`},
 		{"/admin/app.js", "javascript", "sessionStorage"},
 		{"/admin/request.js", "javascript", "requests/"},
+		{"/admin/routes.js", "javascript", "?history="},
 		{"/admin/style.css", "text/css", "font-family"},
+		{"/admin/favicon.svg", "image/svg+xml", "<svg"},
+		{"/admin/favicon.ico", "image/svg+xml", "<svg"},
+		{"/favicon.ico", "image/svg+xml", "<svg"},
 	}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"strconv"
 )
 
 // web holds the dashboard: one HTML page, its stylesheet and its script. No
@@ -32,6 +33,30 @@ func dashboard() http.Handler {
 			return
 		}
 		files.ServeHTTP(w, r)
+	})
+}
+
+// Favicon serves the dashboard's icon, a small SVG (web/favicon.svg), with
+// the dashboard's headers. The admin handler answers /admin/favicon.ico and
+// /favicon.ico with it, and the gateway its own /favicon.ico, so that a
+// browser's request for the icon is no 404; it holds nothing secret.
+func Favicon() http.Handler {
+	icon, err := web.ReadFile("web/favicon.svg")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		securityHeaders(w.Header())
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path+"; use GET", nil)
+			return
+		}
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Content-Length", strconv.Itoa(len(icon)))
+		if r.Method == http.MethodGet {
+			_, _ = w.Write(icon)
+		}
 	})
 }
 

@@ -33,6 +33,7 @@ type fakeGateway struct {
 	decisionsLimit int
 	explainQuery   admin.ExplainQuery
 	stateOf        []string // the upstreams State was given
+	stateQuery     admin.StateQuery
 	reloads        int
 	forgotten      []string // ForgetUpstream's names
 }
@@ -157,19 +158,29 @@ func (f *fakeGateway) ForgetUpstream(name string) {
 	f.forgotten = append(f.forgotten, name)
 }
 
-// State answers a fixed state, whatever the upstreams, and records their names.
-func (f *fakeGateway) State(ups []config.Upstream) admin.State {
+// State answers a fixed state, whatever the upstreams, and records their
+// names and the query. Upstream "a" was tried for gpt-4o (which it serves)
+// and gpt-4o-mini (which the store says it does not), "b" for gpt-4o; with
+// q.History, a's gpt-4o attempts have a history of three steps.
+func (f *fakeGateway) State(ups []config.Upstream, q admin.StateQuery) admin.State {
 	f.mu.Lock()
 	f.stateOf = nil
 	for _, u := range ups {
 		f.stateOf = append(f.stateOf, u.Name)
 	}
+	f.stateQuery = q
 	f.mu.Unlock()
 	until := fakeNow.Add(30 * time.Second)
-	return admin.State{At: fakeNow, WindowSeconds: 300, Upstreams: []admin.UpstreamState{
+	aModels := []admin.ModelTraffic{{Model: "gpt-4o", Requests5m: 60, RequestsTotal: 90}, {Model: "gpt-4o-mini", Requests5m: 15, RequestsTotal: 15}}
+	if q.History > 0 {
+		aModels[0].History = []int64{20, 0, 40}
+	}
+	return admin.State{At: fakeNow.Add(500 * time.Millisecond), WindowSeconds: 300, Upstreams: []admin.UpstreamState{
 		{Name: "c", Tier: 1, Weight: 1, Active: true, Requests5m: 0, Breaker: admin.BreakerState{State: "closed"}},
-		{Name: "b", Tier: 0, Weight: 1, Active: true, Requests5m: 25, Errors5m: 5, RateLimited5m: 1, CooldownUntil: &until, Breaker: admin.BreakerState{State: "closed"}},
-		{Name: "a", Tier: 0, Weight: 3, Active: true, Requests5m: 75, Breaker: admin.BreakerState{State: "open", Open: true, Reason: "5 failures within 30s"}},
+		{Name: "b", Tier: 0, Weight: 1, Active: true, Requests5m: 25, Errors5m: 5, RateLimited5m: 1, CooldownUntil: &until, Breaker: admin.BreakerState{State: "closed"},
+			Models: []admin.ModelTraffic{{Model: "gpt-4o", Requests5m: 25, RequestsTotal: 30}}},
+		{Name: "a", Tier: 0, Weight: 3, Active: true, Requests5m: 75, Breaker: admin.BreakerState{State: "open", Open: true, Reason: "5 failures within 30s"},
+			Models: aModels},
 		{Name: "d", Tier: 0, Weight: 5, Active: false, Breaker: admin.BreakerState{State: "closed"}},
 	}}
 }

@@ -3,7 +3,6 @@ package admin
 import (
 	"fmt"
 	"net/http"
-	"sort"
 	"strconv"
 	"time"
 
@@ -15,22 +14,21 @@ import (
 // The live endpoints: /state, /explain, /decisions, /affinity and /usage.
 
 func (h *handler) state(w http.ResponseWriter, r *http.Request) {
-	st, err := h.s.State(r.Context())
+	var q StateQuery
+	if s := r.URL.Query().Get("history"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < time.Second || d > MaxHistoryStep || d%time.Second != 0 {
+			h.writeErr(w, r, "state query", config.Errors{{Path: "history",
+				Msg: fmt.Sprintf("must be a whole number of seconds from 1s to %s, such as \"2s\", got %q", MaxHistoryStep, s)}})
+			return
+		}
+		q.History = d
+	}
+	st, err := h.s.State(r.Context(), q)
 	if err != nil {
 		h.writeErr(w, r, "state", err)
 		return
 	}
-	if st.Upstreams == nil {
-		st.Upstreams = []UpstreamState{}
-	}
-	sort.SliceStable(st.Upstreams, func(i, j int) bool {
-		a, b := st.Upstreams[i], st.Upstreams[j]
-		if a.Tier != b.Tier {
-			return a.Tier < b.Tier
-		}
-		return a.Name < b.Name
-	})
-	fillDerived(st.Upstreams)
 	writeJSON(w, http.StatusOK, st)
 }
 

@@ -126,7 +126,7 @@ func checkConstantTime(t *testing.T, file, fn string) {
 // headers, without a token. (net/http's file server drops Cache-Control from
 // its own 404, which holds nothing to cache.)
 func TestSecurityDashboardHeaders(t *testing.T) {
-	for _, path := range []string{"/admin/", "/admin/index.html", "/admin/app.js", "/admin/style.css", "/admin/missing.js"} {
+	for _, path := range []string{"/admin/", "/admin/index.html", "/admin/app.js", "/admin/style.css", "/admin/missing.js", "/admin/favicon.ico", "/favicon.ico"} {
 		t.Run(path, func(t *testing.T) {
 			w := serve(t, newFakeBackend(t), http.MethodGet, path, "", "")
 			h := w.Header()

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -64,9 +65,11 @@ type Router interface {
 
 // Observer reports live routing state. Nothing it does changes routing.
 type Observer interface {
-	// State returns the live state of ups, the stored upstreams (shares
-	// and rates are filled in by the admin package).
-	State(ups []config.Upstream) State
+	// State returns the live state of ups, the stored upstreams, with
+	// each upstream's attempts per client model (UpstreamState.Models, their
+	// History as q asks); rates, shares and the grouping by route are
+	// filled in by the admin package.
+	State(ups []config.Upstream, q StateQuery) State
 	// Explain computes, without sending anything, the routing decision a
 	// request would get now. ErrNotFound for a model no upstream serves or
 	// an unknown key; ErrInvalid for a model the key may not use.
@@ -132,13 +135,36 @@ func NewService(o Options) *Service {
 // RouteDefaults returns the `defaults` a route inherits what it does not set.
 func (s *Service) RouteDefaults() config.RouteSettings { return s.defaults }
 
-// State returns every stored upstream's live state.
-func (s *Service) State(ctx context.Context) (State, error) {
+// State returns every stored upstream's live state, ordered by tier, then
+// name, with its rates and shares, and the same grouped by route.
+func (s *Service) State(ctx context.Context, q StateQuery) (State, error) {
 	ups, err := s.st.ListUpstreams(ctx)
 	if err != nil {
 		return State{}, fmt.Errorf("loading upstreams: %w", err)
 	}
-	return s.gw.State(ups), nil
+	st := s.gw.State(ups, q)
+	if st.Upstreams == nil {
+		st.Upstreams = []UpstreamState{}
+	}
+	sort.SliceStable(st.Upstreams, func(i, j int) bool {
+		a, b := st.Upstreams[i], st.Upstreams[j]
+		if a.Tier != b.Tier {
+			return a.Tier < b.Tier
+		}
+		return a.Name < b.Name
+	})
+	for i := range st.Upstreams {
+		if st.Upstreams[i].Models == nil {
+			st.Upstreams[i].Models = []ModelTraffic{}
+		}
+	}
+	fillDerived(st.Upstreams)
+	st.Routes = groupRoutes(ups, st.Upstreams)
+	if q.History > 0 {
+		end := HistoryEnd(st.At)
+		st.HistoryStepSeconds, st.HistoryEnd = int(q.History/time.Second), &end
+	}
+	return st, nil
 }
 
 // Explain is Observer.Explain of the gateway.

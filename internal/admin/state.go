@@ -13,6 +13,14 @@ type State struct {
 	WindowSeconds int `json:"window_seconds"`
 	// Upstreams holds one entry per upstream, ordered by tier, then name.
 	Upstreams []UpstreamState `json:"upstreams"`
+	// Routes holds one entry per client model, ordered by model: its
+	// upstreams by tier, each with its share of that model's attempts.
+	Routes []RouteState `json:"routes"`
+	// HistoryStepSeconds and HistoryEnd describe the routes' upstreams'
+	// History when the query asked for it (StateQuery.History): its step,
+	// and the end of its last step. 0 and absent otherwise.
+	HistoryStepSeconds int        `json:"history_step_seconds,omitempty"`
+	HistoryEnd         *time.Time `json:"history_end,omitempty"`
 }
 
 // UpstreamState is one upstream's live state.
@@ -78,13 +86,33 @@ type UpstreamState struct {
 	RequestsTotal int64 `json:"requests_total"`
 	// Share is the upstream's part of its tier's attempts over the window;
 	// ConfiguredShare is its weight over the total weight of its tier's
-	// active upstreams (0 when inactive). Both in [0, 1].
+	// active upstreams (0 when inactive). Both in [0, 1], and both over
+	// every model the tier serves: Routes has them per model.
 	Share           float64 `json:"share"`
 	ConfiguredShare float64 `json:"configured_share"`
+	// Models splits the upstream's attempts by the client model they were
+	// for, ordered by model (at most MaxTrafficModels); Routes groups them.
+	Models []ModelTraffic `json:"models"`
 	// SpendTodayUSD and SpendMonthUSD are what the upstream cost in the
 	// current UTC day and month.
 	SpendTodayUSD float64 `json:"spend_today_usd"`
 	SpendMonthUSD float64 `json:"spend_month_usd"`
+}
+
+// ModelTraffic is an upstream's attempts for one client model.
+type ModelTraffic struct {
+	// Model is the client model name, as requested (never a glob).
+	Model string `json:"model"`
+	// Requests5m counts the window's attempts; RequestsTotal those since
+	// the model was first counted on the upstream.
+	Requests5m    int64 `json:"requests_5m"`
+	RequestsTotal int64 `json:"requests_total"`
+	// History, when asked for (StateQuery.History), counts the attempts
+	// per step, oldest first, the last step ending at HistoryEnd(At) (the
+	// start of the current second): as many whole steps as the window holds
+	// before that second (149 of 2 s in 5 minutes), less those before the
+	// model was first counted on the upstream. /state shows it under Routes.
+	History []int64 `json:"-"`
 }
 
 // BreakerState is a circuit breaker's state as /state shows it.

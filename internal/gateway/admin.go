@@ -154,7 +154,7 @@ func (a adminGateway) ForgetUpstream(name string) { a.g.state.Forget(name) }
 
 // State implements admin.Observer from the live state (the driver's one
 // merged view), the prober, spend and traffic counts.
-func (a adminGateway) State(ups []config.Upstream) admin.State {
+func (a adminGateway) State(ups []config.Upstream, q admin.StateQuery) admin.State {
 	g := a.g
 	now := g.clock.Now()
 	out := make([]admin.UpstreamState, 0, len(ups))
@@ -171,7 +171,7 @@ func (a adminGateway) State(ups []config.Upstream) admin.State {
 			CooldownUntil: timeOrNil(lv.CoolingUntil), RateLimitReason: lv.Reason,
 			LatencyMs: st.LatencyEWMA, TTFTMs: st.TTFTEWMA, TPS: st.TPSEWMA, ProbeLatencyMs: g.prober.LatencyMs(u.Name),
 			Requests5m: tc.Attempts, Errors5m: tc.Failures, RateLimited5m: tc.RateLimited, RequestsTotal: tc.Total,
-			Hedges5m: tc.Hedges, HedgesWon5m: tc.HedgesWon,
+			Hedges5m: tc.Hedges, HedgesWon5m: tc.HedgesWon, Models: g.traffic.Models(u.Name, now, q.History),
 			SpendTodayUSD: g.spend.Total(limits.ScopeUpstream, u.Name, limits.PeriodDay),
 			SpendMonthUSD: g.spend.Total(limits.ScopeUpstream, u.Name, limits.PeriodMonth),
 		}

@@ -520,3 +520,35 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// TestFavicon: a browser's request for the icon is answered with the
+// dashboard's SVG, on the gateway's own address whether or not the admin
+// API is enabled, and under /admin/; never with the client API's 404.
+func TestFavicon(t *testing.T) {
+	_, url := startMock(t, "a", mock.Behavior{})
+	ups := []config.Upstream{upstreamAt("up-a", config.ProviderOpenAI, url, 0, "gpt-4o")}
+	withAdminOn := startGateway(t, spec{upstreams: ups, edit: withAdmin})
+	withAdminOff := startGateway(t, spec{upstreams: ups})
+	cases := []struct {
+		name, url string
+		method    string
+		status    int
+	}{
+		{"gateway with admin", withAdminOn.URL + "/favicon.ico", "GET", http.StatusOK},
+		{"gateway without admin", withAdminOff.URL + "/favicon.ico", "GET", http.StatusOK},
+		{"under the dashboard", withAdminOn.URL + "/admin/favicon.ico", "GET", http.StatusOK},
+		{"the dashboard's link", withAdminOn.URL + "/admin/favicon.svg", "GET", http.StatusOK},
+		{"head", withAdminOff.URL + "/favicon.ico", "HEAD", http.StatusOK},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := rawRequest(t, c.method, c.url, nil)
+			if r.status != c.status || r.header.Get("Content-Type") != "image/svg+xml" {
+				t.Fatalf("%s %s: status %d Content-Type %q, want %d image/svg+xml", c.method, c.url, r.status, r.header.Get("Content-Type"), c.status)
+			}
+			if c.method == "GET" && !bytes.HasPrefix(r.body, []byte("<svg")) {
+				t.Fatalf("the body is not the SVG icon: %.80s", r.body)
+			}
+		})
+	}
+}

@@ -112,18 +112,134 @@ func (tr *traffic) stop() {
 	tr.done.Wait()
 }
 
-// TestDashboardInBrowser drives the dashboard in headless Chromium against a
-// gateway with live traffic: it signs in, sees every upstream, switches one
-// off with a click and watches its share fall to 0%, edits a weight inline,
-// opens the view of a request that failed over and sees both attempts,
-// and checks the page raised no error (CSP included) and kept the token in
-// sessionStorage only. With SWITCHYARD_UPDATE_SCREENSHOT=1 it saves a
-// full-page screenshot to docs/dashboard.png.
-func TestDashboardInBrowser(t *testing.T) {
+// browser is a headless Chromium tab for a dashboard test. Its helpers
+// fail the test, with the page's text where it helps, when something is
+// not as expected; problems collects what the page reported (exceptions,
+// console errors, CSP violations).
+type browser struct {
+	t   *testing.T
+	tab context.Context
+
+	mu       sync.Mutex // guards problems
+	problems []string
+}
+
+// newBrowser starts Chromium (skipping the test when there is none) with a
+// 1280×800 window; it is closed at the end of the test or after timeout.
+func newBrowser(t *testing.T, timeout time.Duration) *browser {
+	t.Helper()
 	bin := chromiumPath()
 	if bin == "" {
 		t.Skip("no chromium binary on PATH: skipping the browser test (CI installs chromium; locally: apt-get install chromium)")
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(bin),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 800),
+	)
+	t.Cleanup(cancelAlloc)
+	tab, cancelTab := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelTab)
+	b := &browser{t: t, tab: tab}
+	if err := chromedp.Listen(tab, func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			b.problems = append(b.problems, "exception: "+ev.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			// A 401 answer is logged by the network source: that one is expected.
+			if ev.Entry.Level == log.EntryLevelError && ev.Entry.Source != log.EntrySourceNetwork {
+				b.problems = append(b.problems, string(ev.Entry.Source)+": "+ev.Entry.Text)
+			}
+		}
+	}); err != nil {
+		t.Fatalf("starting chromium %s: %v", bin, err)
+	}
+	return b
+}
+
+func (b *browser) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.tab, actions...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// waitFor polls js until it is true, for up to limit.
+func (b *browser) waitFor(what, js string, limit time.Duration) {
+	b.t.Helper()
+	if _, err := chromedp.Run(b.tab, chromedp.Poll[bool](js, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(limit))); err != nil {
+		text, _ := chromedp.Run(b.tab, chromedp.Evaluate[string](`document.body.innerText`))
+		b.t.Fatalf("waiting until %s: %v\npage text:\n%s", what, err, text)
+	}
+}
+
+// wait is waitFor with 30 s.
+func (b *browser) wait(what, js string) {
+	b.t.Helper()
+	b.waitFor(what, js, 30*time.Second)
+}
+
+func (b *browser) eval(js string) string {
+	b.t.Helper()
+	v, err := chromedp.Run(b.tab, chromedp.Evaluate[string](js))
+	if err != nil {
+		b.t.Fatalf("evaluating %s: %v", js, err)
+	}
+	return v
+}
+
+// signIn opens the dashboard of the gateway at url and signs in.
+func (b *browser) signIn(url string) {
+	b.t.Helper()
+	b.do("opening the dashboard", chromedp.Navigate(url+"/admin/"), chromedp.WaitVisible(chromedp.ID("token")))
+	b.do("signing in", chromedp.SendKeys(chromedp.ID("token"), adminToken), chromedp.Click(chromedp.ID("login-button")))
+	b.wait("the dashboard shows", `!document.getElementById('app').hidden`)
+}
+
+// noProblems fails the test if the page reported any.
+func (b *browser) noProblems() {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.problems) > 0 {
+		b.t.Fatalf("the page reported problems:\n%s", strings.Join(b.problems, "\n"))
+	}
+}
+
+// routeShare is the JavaScript for the actual share the route table of
+// model shows for upstream ("" or undefined while it has no row).
+func routeShare(model, upstream string) string {
+	return fmt.Sprintf(`(document.querySelector('#routes tr[data-model="%s"][data-upstream="%s"] .share-actual') || {}).textContent`, model, upstream)
+}
+
+// TestDashboardInBrowser drives the dashboard in headless Chromium against a
+// gateway with live traffic: it signs in, sees every upstream, switches one
+// off with a click and watches its share of its route fall to 0%, edits a
+// weight inline, opens the view of a request that failed over and sees both
+// attempts, and checks the page raised no error (CSP included) and kept the
+// token in sessionStorage only. With SWITCHYARD_UPDATE_SCREENSHOT=1 it saves
+// a full-page screenshot to docs/dashboard.png.
+func TestDashboardInBrowser(t *testing.T) {
+	update := os.Getenv(updateScreenshotEnv) == "1"
+	timeout := 90 * time.Second
+	if update {
+		timeout = 3 * time.Minute
+	}
+	b := newBrowser(t, timeout)
 	clk := &shiftClock{}
 	_, mainURL := startMock(t, "openai-main", mock.Behavior{Latency: 25 * time.Millisecond, TTFT: 40 * time.Millisecond, TPS: 400})
 	_, backupURL := startMock(t, "openai-backup", mock.Behavior{Latency: 60 * time.Millisecond, TTFT: 90 * time.Millisecond, TPS: 200})
@@ -148,121 +264,51 @@ func TestDashboardInBrowser(t *testing.T) {
 	}})
 	tr := startTraffic(e, 2, 150*time.Millisecond) // about 13 requests/s
 	defer tr.stop()
-
-	update := os.Getenv(updateScreenshotEnv) == "1"
-	timeout := 90 * time.Second
-	if update {
-		timeout = 3 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(bin),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 800),
-	)
-	defer cancelAlloc()
-	tab, cancelTab := chromedp.NewContext(allocCtx)
-	defer cancelTab()
-
-	var problemsMu sync.Mutex
-	var problems []string
-	if err := chromedp.Listen(tab, func(ev any) {
-		problemsMu.Lock()
-		defer problemsMu.Unlock()
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "exception: "+ev.ExceptionDetails.Text)
-		case *log.EventEntryAdded:
-			// A 401 answer is logged by the network source: that one is expected.
-			if ev.Entry.Level == log.EntryLevelError && ev.Entry.Source != log.EntrySourceNetwork {
-				problems = append(problems, string(ev.Entry.Source)+": "+ev.Entry.Text)
-			}
-		}
-	}); err != nil {
-		t.Fatalf("starting chromium %s: %v", bin, err)
-	}
-
-	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(tab, actions...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	waitFor := func(what, js string, limit time.Duration) {
-		t.Helper()
-		if _, err := chromedp.Run(tab, chromedp.Poll[bool](js, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(limit))); err != nil {
-			text, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.body.innerText`))
-			t.Fatalf("waiting until %s: %v\npage text:\n%s", what, err, text)
-		}
-	}
-	wait := func(what, js string) {
-		t.Helper()
-		waitFor(what, js, 30*time.Second)
-	}
-	eval := func(js string) string {
-		t.Helper()
-		v, err := chromedp.Run(tab, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("evaluating %s: %v", js, err)
-		}
-		return v
-	}
-	share := func(name string) string {
-		return fmt.Sprintf(`(document.querySelector('tr[data-upstream="%s"] .share-actual') || {}).textContent`, name)
-	}
+	share := func(name string) string { return routeShare("gpt-4o", name) }
 
 	// A wrong token is refused, the right one signs in.
-	do("opening the dashboard", chromedp.Navigate(e.URL+"/admin/"), chromedp.WaitVisible(chromedp.ID("token")))
-	do("signing in with a wrong token", chromedp.SendKeys(chromedp.ID("token"), "not-the-token"), chromedp.Click(chromedp.ID("login-button")))
-	wait("the wrong token is refused", `document.getElementById('login-error').textContent.includes('refused') && document.getElementById('app').hidden`)
-	do("signing in", chromedp.SendKeys(chromedp.ID("token"), adminToken), chromedp.Click(chromedp.ID("login-button")))
-	wait("every upstream has a row", `document.querySelectorAll('#upstreams tbody tr[data-upstream]').length === 5`)
-	rows := eval(`Array.from(document.querySelectorAll('#upstreams tbody tr[data-upstream]')).map(r => r.dataset.upstream).join(',')`)
+	b.do("opening the dashboard", chromedp.Navigate(e.URL+"/admin/"), chromedp.WaitVisible(chromedp.ID("token")))
+	b.do("signing in with a wrong token", chromedp.SendKeys(chromedp.ID("token"), "not-the-token"), chromedp.Click(chromedp.ID("login-button")))
+	b.wait("the wrong token is refused", `document.getElementById('login-error').textContent.includes('refused') && document.getElementById('app').hidden`)
+	b.do("signing in", chromedp.SendKeys(chromedp.ID("token"), adminToken), chromedp.Click(chromedp.ID("login-button")))
+	b.wait("every upstream has a row", `document.querySelectorAll('#upstreams tbody tr[data-upstream]').length === 5`)
+	rows := b.eval(`Array.from(document.querySelectorAll('#upstreams tbody tr[data-upstream]')).map(r => r.dataset.upstream).join(',')`)
 	if rows != "azure-east,broken,openai-backup,openai-main,fallback" {
 		t.Fatalf("rows %s, want tier 0 by name, then tier 1", rows)
 	}
-	if tiers := eval(`Array.from(document.querySelectorAll('#upstreams tr.tier')).map(r => r.textContent.split(' · ')[0]).join(',')`); tiers != "Tier 0,Tier 1" {
+	if tiers := b.eval(`Array.from(document.querySelectorAll('#upstreams tr.tier')).map(r => r.textContent.split(' · ')[0]).join(',')`); tiers != "Tier 0,Tier 1" {
 		t.Fatalf("tier headers %q", tiers)
 	}
-	if got := eval(`sessionStorage.getItem('switchyard.adminToken') + '|' + localStorage.length + '|' + document.cookie`); got != adminToken+"|0|" {
+	if got := b.eval(`sessionStorage.getItem('switchyard.adminToken') + '|' + localStorage.length + '|' + document.cookie`); got != adminToken+"|0|" {
 		t.Fatalf("token storage %q, want it in sessionStorage only", got)
 	}
-	wait("the decisions table fills", `document.querySelectorAll('#decisions tbody td.order').length > 0`)
+	b.wait("the decisions table fills", `document.querySelectorAll('#decisions tbody td.order').length > 0`)
 
 	// Switch openai-backup off with a click; once the window holds only
-	// traffic after the change, its share is 0%.
-	wait("openai-backup gets a share", share("openai-backup")+` !== undefined && `+share("openai-backup")+` !== '0%'`)
-	do("switching openai-backup off", chromedp.Click(chromedp.CSS(`button.toggle[data-upstream="openai-backup"]`)))
-	wait("the toggle shows off", `document.querySelector('button.toggle[data-upstream="openai-backup"]').getAttribute('aria-checked') === 'false'`)
+	// traffic after the change, its share of gpt-4o is 0%.
+	b.wait("openai-backup gets a share", share("openai-backup")+` !== undefined && `+share("openai-backup")+` !== '0%'`)
+	b.do("switching openai-backup off", chromedp.Click(chromedp.CSS(`button.toggle[data-upstream="openai-backup"]`)))
+	b.wait("the toggle shows off", `document.querySelector('button.toggle[data-upstream="openai-backup"]').getAttribute('aria-checked') === 'false'`)
 	if r := e.mustAdmin(t, "GET", "/upstreams/openai-backup", "", http.StatusOK); !strings.Contains(string(r.body), `"active":false`) {
 		t.Fatalf("after the click the upstream is %s", r.body)
 	}
 	resume := tr.pause()
 	clk.Skip(6 * time.Minute) // the traffic before the click leaves the window
 	resume()
-	wait("openai-backup's share falls to 0% while the others take the traffic",
+	b.wait("openai-backup's share falls to 0% while the others take the traffic",
 		share("openai-backup")+` === '0%' && !['0%', '', undefined].includes(`+share("openai-main")+`)`)
-	if got := eval(`document.querySelector('tr[data-upstream="openai-backup"]').className`); !strings.Contains(got, "inactive") {
-		t.Fatalf("the inactive row has class %q", got)
+	for _, sel := range []string{`#upstreams tr[data-upstream="openai-backup"]`, `#routes tr[data-model="gpt-4o"][data-upstream="openai-backup"]`} {
+		if got := b.eval(`document.querySelector('` + sel + `').className`); !strings.Contains(got, "inactive") {
+			t.Fatalf("the inactive row %s has class %q", sel, got)
+		}
 	}
 
 	// An inline weight edit is a PATCH.
 	weight := chromedp.CSS(`input.weight[data-upstream="azure-east"]`)
 	// Focused, the field is no longer refreshed by the polls; empty it, then type.
-	eval(`(() => { const i = document.querySelector('input.weight[data-upstream="azure-east"]'); i.focus(); i.value = ''; return 'ok'; })()`)
-	do("editing azure-east's weight", chromedp.SendKeys(weight, "4\r"))
-	wait("the new weight is in force", `document.querySelector('tr[data-upstream="azure-east"] td:nth-child(4)').title.startsWith('weight 4 ')`)
+	b.eval(`(() => { const i = document.querySelector('input.weight[data-upstream="azure-east"]'); i.focus(); i.value = ''; return 'ok'; })()`)
+	b.do("editing azure-east's weight", chromedp.SendKeys(weight, "4\r"))
+	b.wait("the new weight is in force", `document.querySelector('#upstreams tr[data-upstream="azure-east"] td:nth-child(4)').title.startsWith('weight 4 ')`)
 	if r := e.mustAdmin(t, "GET", "/upstreams/azure-east", "", http.StatusOK); !strings.Contains(string(r.body), `"weight":4`) {
 		t.Fatalf("after the edit the upstream is %s", r.body)
 	}
@@ -279,31 +325,31 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatalf("the failover request: status %d after %s attempts: %s", r.status, r.header.Get("X-Switchyard-Attempts"), r.body)
 	}
 	row := fmt.Sprintf(`#decisions tr[data-request-id="%s"]`, id)
-	wait("the failed-over request has a row", fmt.Sprintf(`!!document.querySelector('%s')`, row))
-	do("opening the request", chromedp.Click(chromedp.CSS(row)))
-	wait("the view shows both timed attempts", `!document.getElementById('request-view').hidden && `+
+	b.wait("the failed-over request has a row", fmt.Sprintf(`!!document.querySelector('%s')`, row))
+	b.do("opening the request", chromedp.Click(chromedp.CSS(row)))
+	b.wait("the view shows both timed attempts", `!document.getElementById('request-view').hidden && `+
 		`document.querySelectorAll('#rv-timeline .attempt:not(.untimed)').length === 2`)
-	attempts := eval(`Array.from(document.querySelectorAll('#rv-timeline .attempt')).map(a => ` +
+	attempts := b.eval(`Array.from(document.querySelectorAll('#rv-timeline .attempt')).map(a => ` +
 		`a.dataset.upstream + ':' + a.dataset.outcome + ':' + (a.querySelector('.tag.won') ? 'won' : '') + ':' + ` +
 		`(a.querySelector('.span').getBoundingClientRect().width > 0) + ':' + !!a.querySelector('.first-byte')).join(' ')`)
 	if want := "broken:server_error::true:false fallback:success:won:true:true"; attempts != want {
 		t.Fatalf("attempts on the timeline %q, want %q", attempts, want)
 	}
-	if got := eval(`document.getElementById('rv-id').textContent`); got != id {
+	if got := b.eval(`document.getElementById('rv-id').textContent`); got != id {
 		t.Fatalf("the view is of request %q, want %q", got, id)
 	}
-	if got := eval(`document.getElementById('rv-facts').textContent`); !strings.Contains(got, "Status200") || !strings.Contains(got, "Translationnone") ||
+	if got := b.eval(`document.getElementById('rv-facts').textContent`); !strings.Contains(got, "Status200") || !strings.Contains(got, "Translationnone") ||
 		!strings.Contains(got, "Trace"+traceID) {
 		t.Fatalf("the view's facts %q lack the status, the translation or the client's trace id", got)
 	}
-	do("closing the view", chromedp.Click(chromedp.ID("rv-close")))
-	wait("the view is closed", `document.getElementById('request-view').hidden`)
+	b.do("closing the view", chromedp.Click(chromedp.ID("rv-close")))
+	b.wait("the view is closed", `document.getElementById('request-view').hidden`)
 	resume()
 
 	if update {
 		// Let the chart collect a minute of history first.
-		waitFor("the chart has history", `(() => { const l = document.querySelector('#chart polyline'); return !!l && l.points.length >= 30; })()`, 2*time.Minute)
-		png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
+		b.waitFor("the chart has history", `(() => { const l = document.querySelector('#routes svg polyline'); return !!l && l.points.length >= 30; })()`, 2*time.Minute)
+		png, err := chromedp.Run(b.tab, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatalf("taking the screenshot: %v", err)
 		}
@@ -314,11 +360,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Logf("wrote %s (%d bytes)", out, len(png))
 	}
 
-	problemsMu.Lock()
-	defer problemsMu.Unlock()
-	if len(problems) > 0 {
-		t.Fatalf("the page reported problems:\n%s", strings.Join(problems, "\n"))
-	}
+	b.noProblems()
 	if tr.sent.Load() == 0 {
 		t.Fatal("no traffic was sent")
 	}

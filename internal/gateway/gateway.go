@@ -335,10 +335,18 @@ func (g *Gateway) reloadLogged(ctx context.Context) {
 	}
 }
 
-// recordDecision keeps a routing decision in the ring of recent ones and,
-// with log.level debug, logs it as one JSON line.
+// recordDecision keeps a routing decision in the ring of recent ones,
+// counts its attempts per client model for the admin API's shares by route
+// (each attempt itself was counted when it was sent) and, with log.level
+// debug, logs it as one JSON line.
 func (g *Gateway) recordDecision(d *balancer.Decision) {
 	g.recent.Add(d)
+	if len(d.Tried) > 0 {
+		now := g.clock.Now()
+		for _, t := range d.Tried {
+			g.traffic.AddModel(t.Upstream, d.Model, now)
+		}
+	}
 	if !g.log.Enabled(context.Background(), slog.LevelDebug) {
 		return
 	}
@@ -350,7 +358,7 @@ func (g *Gateway) recordDecision(d *balancer.Decision) {
 }
 
 // Handler returns the gateway's HTTP handler: the client API plus
-// /healthz, /readyz and /metrics, and, when admin.token is set and
+// /healthz, /readyz, /metrics and /favicon.ico, and, when admin.token is set and
 // admin.listen is not, the admin API and dashboard under /admin/.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -367,6 +375,7 @@ func (g *Gateway) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	mux.Handle("GET /metrics", g.metrics.Handler(g.cfg.Metrics.Token))
+	mux.Handle("GET /favicon.ico", admin.Favicon()) // a browser at the gateway's address asks for it
 	if h := g.AdminHandler(); h != nil && g.cfg.Admin.Listen == "" {
 		mux.Handle("/admin/", h)
 		mux.Handle("/admin", h)

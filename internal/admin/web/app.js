@@ -1,33 +1,28 @@
 // Switchyard admin dashboard. Plain JavaScript, no dependencies.
 //
 // It polls GET /admin/api/state and /admin/api/decisions every 2 s without
-// reloading the page, opens a request's view (request.js) from a row of
-// recent decisions, keeps the requests-per-second history in memory for the
-// chart, and edits upstreams with PATCH (active toggle, inline weight). The
-// admin token lives in sessionStorage only: never a cookie, never
-// local storage. Everything taken from the API is inserted as text, never as
-// HTML.
+// reloading the page, shows the traffic by route (routes.js: shares and a
+// requests-per-second chart per model), opens a request's view (request.js)
+// from a row of recent decisions, and edits upstreams with PATCH (active
+// toggle, inline weight). The admin token lives in sessionStorage only:
+// never a cookie, never local storage. Everything taken from the API is
+// inserted as text, never as HTML.
 'use strict';
 
 (() => {
   const TOKEN_KEY = 'switchyard.adminToken';
   const POLL_MS = 2000;
-  const HISTORY = 150; // points kept for the chart: 5 minutes at 2 s
-  const COLORS = ['#2557d6', '#d9480f', '#2b8a3e', '#ae3ec9', '#0c8599', '#e8590c', '#c2255c', '#5c7cfa', '#495057', '#94d82d'];
 
   let token = sessionStorage.getItem(TOKEN_KEY) || '';
   let timer = null;
   let layout = ''; // tier/upstream order the table was built for
   const rows = new Map(); // upstream name → row elements
-  const colors = new Map(); // upstream name → chart colour
-  const history = []; // [{t: ms, rates: Map(name → req/s)}]
-  let previous = null; // {t: ms, totals: Map(name → requests_total)}
 
   const $ = (id) => document.getElementById(id);
 
   // el builds an element: el('td', {class: 'num'}, 'text', childNode, …).
   function el(tag, attrs, ...children) {
-    const svg = ['svg', 'g', 'line', 'polyline', 'text', 'rect', 'title'].includes(tag);
+    const svg = ['svg', 'g', 'line', 'polyline', 'circle', 'text', 'rect', 'title'].includes(tag);
     const e = svg ? document.createElementNS('http://www.w3.org/2000/svg', tag) : document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
       if (v === undefined || v === null || v === false) continue;
@@ -68,6 +63,8 @@
 
   // The request view (request.js) opens from a row of recent decisions.
   const requestView = switchyardRequestView({ $, el, api });
+  // The traffic by route (routes.js).
+  const routes = switchyardRoutes({ $, el });
 
   // ---- sign in / out ----
 
@@ -90,6 +87,7 @@
     timer = null;
     showApp(false);
     requestView.close();
+    routes.reset();
     setStatus('signed out');
     $('login-error').textContent = message || '';
     $('token').value = '';
@@ -166,21 +164,14 @@
     r.cells = {
       eff: cell('num'), breaker: cell(''), inflight: cell('num'), queue: cell('num'), rpm: cell('num'),
       tpm: cell('num'), cooldown: cell('num'), latency: cell('num'), ttft: cell('num'), errors: cell('num'),
-      r429: cell('num'), hedges: cell('num'), share: cell('share-cell'),
+      r429: cell('num'), hedges: cell('num'),
     };
-    r.shareActual = el('span', { class: 'share-actual' });
-    r.shareConfigured = el('span', { class: 'share-configured' });
-    r.fill = el('div', { class: 'fill' });
-    r.mark = el('div', { class: 'mark' });
-    r.cells.share.append(el('div', { class: 'share' },
-      el('div', { class: 'bar' }, r.fill, r.mark),
-      el('span', { class: 'text' }, r.shareActual, ' / ', r.shareConfigured)));
     const c = r.cells;
     r.tr = el('tr', { 'data-upstream': name },
       el('td', {}, r.toggle),
       el('td', { class: 'name' }, el('strong', { text: name }), r.provider),
       el('td', { class: 'num' }, r.weight),
-      c.eff, c.breaker, c.inflight, c.queue, c.rpm, c.tpm, c.cooldown, c.latency, c.ttft, c.errors, c.r429, c.hedges, c.share);
+      c.eff, c.breaker, c.inflight, c.queue, c.rpm, c.tpm, c.cooldown, c.latency, c.ttft, c.errors, c.r429, c.hedges);
     return r;
   }
 
@@ -191,13 +182,12 @@
       buildTable(ups);
       layout = l;
     }
-    $('window').textContent = Math.round(state.window_seconds / 60) + ' min';
+    for (const id of ['window', 'route-window']) $(id).textContent = Math.round(state.window_seconds / 60) + ' min';
     const at = new Date(state.at).getTime();
     const tierInfo = new Map();
     for (const u of ups) {
-      const t = tierInfo.get(u.tier) || { n: 0, weight: 0, requests: 0 };
+      const t = tierInfo.get(u.tier) || { n: 0, requests: 0 };
       t.n++;
-      if (u.active) t.weight += u.weight;
       t.requests += u.requests_5m;
       tierInfo.set(u.tier, t);
     }
@@ -206,7 +196,7 @@
       if (!r) continue;
       const t = tierInfo.get(u.tier);
       r.tierHeader.textContent = 'Tier ' + u.tier + ' · ' + t.n + ' upstream' + (t.n === 1 ? '' : 's') +
-        ' · active weight ' + t.weight + ' · ' + t.requests + ' requests in the window';
+        ' · ' + t.requests + ' attempts in the window, every model';
       r.tr.classList.toggle('inactive', !u.active);
       r.toggle.setAttribute('aria-checked', String(u.active));
       r.toggle.classList.toggle('off', !u.active);
@@ -241,11 +231,6 @@
       c.r429.title = u.rate_limited_5m + ' of ' + u.requests_5m + ' attempts';
       c.hedges.textContent = u.hedges_5m ? u.hedges_won_5m + ' / ' + u.hedges_5m : dash;
       c.hedges.title = u.hedges_5m ? u.hedges_won_5m + ' of ' + u.hedges_5m + ' hedged attempts won the race' : 'no hedged attempts';
-      r.shareActual.textContent = pct(u.share);
-      r.shareConfigured.textContent = pct(u.configured_share);
-      r.fill.style.width = (u.share * 100).toFixed(1) + '%';
-      r.mark.style.left = 'calc(' + (u.configured_share * 100).toFixed(1) + '% - 1px)';
-      r.cells.share.title = u.requests_5m + ' of the tier\'s ' + t.requests + ' attempts; configured ' + u.weight + ' of ' + t.weight;
     }
   }
 
@@ -270,78 +255,6 @@
       if (e.message !== 'unauthorized') $('edit-error').textContent = name + ': ' + e.message;
     }
     poll();
-  }
-
-  // ---- chart ----
-
-  function record(state) {
-    const now = Date.now();
-    const totals = new Map(state.upstreams.map((u) => [u.name, u.requests_total]));
-    if (previous) {
-      const dt = (now - previous.t) / 1000;
-      if (dt > 0.2) {
-        const rates = new Map();
-        for (const [name, total] of totals) {
-          const before = previous.totals.has(name) ? previous.totals.get(name) : total;
-          rates.set(name, Math.max(0, total - before) / dt);
-        }
-        history.push({ t: now, rates });
-        if (history.length > HISTORY) history.shift();
-      } else {
-        return; // an extra poll right after an edit: keep the earlier baseline
-      }
-    }
-    previous = { t: now, totals };
-    for (const name of totals.keys()) {
-      if (!colors.has(name)) colors.set(name, COLORS[colors.size % COLORS.length]);
-    }
-  }
-
-  function niceMax(x) {
-    if (x <= 0) return 1;
-    const p = Math.pow(10, Math.floor(Math.log10(x)));
-    for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= x) return m * p;
-    return 10 * p;
-  }
-
-  function renderChart(names) {
-    const svg = $('chart');
-    const W = Math.max(300, svg.clientWidth || 1200), H = 220;
-    const L = 44, R = 12, T = 10, B = 24;
-    svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H);
-    const nodes = [];
-    let max = 0;
-    for (const p of history) for (const v of p.rates.values()) max = Math.max(max, v);
-    max = niceMax(max);
-    const y = (v) => T + (H - T - B) * (1 - v / max);
-    for (let i = 0; i <= 4; i++) {
-      const v = (max * i) / 4;
-      nodes.push(el('line', { class: 'gridline', x1: L, x2: W - R, y1: y(v), y2: y(v) }));
-      nodes.push(el('text', { class: 'axis', x: L - 6, y: y(v) + 4, 'text-anchor': 'end', text: +v.toFixed(2) }));
-    }
-    const span = HISTORY * POLL_MS;
-    const now = history.length ? history[history.length - 1].t : Date.now();
-    const x = (t) => L + (W - L - R) * (1 - (now - t) / span);
-    for (const [label, ago] of [['−5 min', span], ['−4', 0.8 * span], ['−3', 0.6 * span], ['−2', 0.4 * span], ['−1', 0.2 * span], ['now', 0]]) {
-      nodes.push(el('text', { class: 'axis', x: x(now - ago), y: H - 6, 'text-anchor': ago === span ? 'start' : ago === 0 ? 'end' : 'middle', text: label }));
-    }
-    if (history.length === 0) {
-      nodes.push(el('text', { class: 'axis', x: W / 2, y: H / 2, 'text-anchor': 'middle', text: 'collecting… (one point per poll)' }));
-    }
-    for (const name of names) {
-      const pts = history.filter((p) => p.rates.has(name)).map((p) => x(p.t).toFixed(1) + ',' + y(p.rates.get(name)).toFixed(1));
-      if (pts.length === 0) continue;
-      if (pts.length === 1) pts.unshift((L).toFixed(1) + ',' + pts[0].split(',')[1]);
-      nodes.push(el('polyline', { class: 'series', stroke: colors.get(name), points: pts.join(' ') }, el('title', { text: name })));
-    }
-    svg.replaceChildren(...nodes);
-    const legend = names.map((name) => {
-      const last = history.length ? history[history.length - 1].rates.get(name) || 0 : 0;
-      const swatch = el('span', { class: 'swatch' });
-      swatch.style.background = colors.get(name); // CSSOM: allowed by the CSP, unlike a style attribute
-      return el('span', { 'data-upstream': name }, swatch, name + ' ' + last.toFixed(1) + '/s');
-    });
-    $('legend').replaceChildren(...legend);
   }
 
   // ---- decisions ----
@@ -408,10 +321,10 @@
     timer = null;
     if (!token) return;
     try {
-      const [state, decisions] = await Promise.all([api('GET', 'state'), api('GET', 'decisions?limit=12')]);
-      record(state);
+      const [state, decisions] = await Promise.all([api('GET', 'state' + routes.historyQuery()), api('GET', 'decisions?limit=12')]);
+      routes.record(state);
       renderState(state);
-      renderChart(state.upstreams.map((u) => u.name));
+      routes.render(state);
       renderDecisions(decisions);
       setStatus('live · state as of ' + clock(state.at));
     } catch (e) {
