@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,6 +37,18 @@ const (
 	demoAWSSecret = "switchyard-demo-secret-not-a-real-aws-key"
 )
 
+// DemoOptions configure StartDemo.
+type DemoOptions struct {
+	// Listen is the client API address.
+	Listen string
+	// StateDir is where the admin token is kept between starts (see
+	// DefaultDemoStateDir); "" keeps nothing: a new token at every start.
+	StateDir string
+	// AdminToken, when not "", is the admin token, over the stored one
+	// (which it does not replace).
+	AdminToken string
+}
+
 // Demo is a ready-to-serve configuration backed by three in-process mock
 // upstreams with different latency and limits.
 type Demo struct {
@@ -45,13 +56,18 @@ type Demo struct {
 	Config *config.Config
 	// Mocks are the running mock upstreams, by name.
 	Mocks map[string]*mock.Server
-	dir   string
+	// TokenFile is the file the admin token was read from or stored in; ""
+	// when it was not (DemoOptions.AdminToken, no StateDir, or storing it
+	// failed: see Config.Warnings).
+	TokenFile string
+	dir       string
 }
 
 // StartDemo starts the mock upstreams (they stop when ctx ends) and returns
 // a configuration that routes to them, with an embedded SQLite store in a
-// temporary directory that Cleanup removes.
-func StartDemo(ctx context.Context, listen string) (*Demo, error) {
+// temporary directory that Cleanup removes, and the admin token kept in
+// opts.StateDir.
+func StartDemo(ctx context.Context, opts DemoOptions) (*Demo, error) {
 	dir, err := os.MkdirTemp("", "switchyard-demo-")
 	if err != nil {
 		return nil, fmt.Errorf("creating demo directory: %w", err)
@@ -90,11 +106,11 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 		return nil, fmt.Errorf("writing the demo's service account: %w", err)
 	}
 	cfg := config.Default()
-	cfg.Listen = listen
+	cfg.Listen = opts.Listen
 	cfg.Store.DSN = filepath.Join(dir, "switchyard.db")
 	cfg.Health.Interval = 0 // the mocks are in-process; nothing to probe
 	cfg.Keys = []config.Key{{Name: "demo", Key: DemoKey, SpendLimit: config.SpendLimit{Period: "month"}}}
-	cfg.Admin.Token = "sy-admin-" + rand.Text()
+	d.setAdminToken(&cfg, opts)
 	up := func(name, provider, mockName string, models []string, weight, priority int) config.Upstream {
 		u := config.DefaultUpstream()
 		u.Name, u.Provider, u.BaseURL, u.APIKey = name, provider, urls[mockName]+"/v1", "sk-demo-"+name
