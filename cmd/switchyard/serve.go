@@ -151,8 +151,9 @@ Switchyard demo is serving on http://%[1]s
   client key: %[2]s
   models:     %[3]s (3 mock upstreams, 2 tiers), %[4]s (Anthropic Messages API),
               %[6]s (Anthropic, Bedrock, Vertex and OpenAI-compatible upstreams: any SDK, translated),
-              %[7]s (Gemini, Vertex and OpenAI upstreams; Gemini clients: /v1beta)
-  dashboard:  http://%[1]s/admin/  (admin token: %[5]s)%[8]s
+              %[7]s (Gemini, Vertex and OpenAI upstreams; Gemini clients: /v1beta),
+              %[8]s (/v1/embeddings, on %[3]s's upstreams)
+  dashboard:  http://%[1]s/admin/  (admin token: %[5]s)%[9]s
   metrics:    http://%[1]s/metrics
 
 Try it:
@@ -160,10 +161,15 @@ Try it:
     -H 'Authorization: Bearer %[2]s' -H 'Content-Type: application/json' \
     -d '{"model":"%[3]s","messages":[{"role":"user","content":"Hello!"}]}'
 
+  curl -s http://%[1]s/v1/embeddings \
+    -H 'Authorization: Bearer %[2]s' -H 'Content-Type: application/json' \
+    -d '{"model":"%[8]s","input":"Hello!"}'
+
   ANTHROPIC_BASE_URL=http://%[1]s ANTHROPIC_API_KEY=%[2]s claude -p --model %[6]s 'Hello!'
 
 Press Ctrl-C to stop.
-`, addr, gateway.DemoKey, gateway.DemoOpenAIModel, gateway.DemoAnthropicModel, adminToken, gateway.DemoMixedModel, gateway.DemoGeminiModel, kept)
+`, addr, gateway.DemoKey, gateway.DemoOpenAIModel, gateway.DemoAnthropicModel, adminToken, gateway.DemoMixedModel, gateway.DemoGeminiModel,
+		gateway.DemoEmbeddingModel, kept)
 }
 
 // newLogger returns a JSON logger on stderr at level.

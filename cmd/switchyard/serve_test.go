@@ -68,7 +68,8 @@ var bannerToken = regexp.MustCompile(`\(admin token: (\S+)\)(\n +the same at eve
 
 // TestServeDemoAdminToken: the demo's admin token is the same at every
 // start (kept in $XDG_STATE_HOME/switchyard-demo, which the banner names),
-// --admin-token wins, and --admin-token is refused without --demo.
+// --admin-token wins, and --admin-token is refused without --demo. The
+// banner also shows the embeddings model with its curl line.
 func TestServeDemoAdminToken(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
@@ -82,7 +83,8 @@ func TestServeDemoAdminToken(t *testing.T) {
 		}
 		return m[1], m[3]
 	}
-	tok1, file1 := token(serveDemo(t))
+	first := serveDemo(t)
+	tok1, file1 := token(first)
 	tok2, file2 := token(serveDemo(t))
 	wantFile := filepath.Join(state, "switchyard-demo", "admin-token")
 	if tok1 != tok2 || file1 != wantFile || file2 != wantFile {
@@ -94,6 +96,15 @@ func TestServeDemoAdminToken(t *testing.T) {
 	}
 	if tok4, _ := token(serveDemo(t)); tok4 != tok1 {
 		t.Errorf("after --admin-token the kept token is %q, want %q", tok4, tok1)
+	}
+	for _, want := range []string{
+		"text-embedding-3-small (/v1/embeddings, on gpt-4o-mini's upstreams)",
+		`/v1/embeddings \`,
+		`-d '{"model":"text-embedding-3-small","input":"Hello!"}'`,
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("banner lacks %q:\n%s", want, first)
+		}
 	}
 
 	_, err := run(t, "serve", "--config", "testdata/valid.yaml", "--admin-token", "x")

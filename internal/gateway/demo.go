@@ -28,6 +28,9 @@ const (
 	// DemoGeminiModel is served by a Gemini upstream and, translated, an
 	// OpenAI one.
 	DemoGeminiModel = "gemini-2.5-flash"
+	// DemoEmbeddingModel is served by DemoOpenAIModel's upstreams on
+	// /v1/embeddings.
+	DemoEmbeddingModel = "text-embedding-3-small"
 )
 
 // The demo's AWS credentials, which its Bedrock mock verifies signatures
@@ -117,10 +120,11 @@ func StartDemo(ctx context.Context, opts DemoOptions) (*Demo, error) {
 		u.Models, u.Weight, u.Priority = models, weight, priority
 		return u
 	}
+	openAIModels := []string{DemoOpenAIModel, DemoEmbeddingModel}
 	cfg.Upstreams = []config.Upstream{
-		up("openai-fast", config.ProviderOpenAI, "mock-fast", []string{DemoOpenAIModel}, 3, 0),
-		up("openai-steady", config.ProviderOpenAI, "mock-steady", []string{DemoOpenAIModel}, 2, 0),
-		up("openai-backup", config.ProviderOpenAICompatible, "mock-backup", []string{DemoOpenAIModel}, 1, 1),
+		up("openai-fast", config.ProviderOpenAI, "mock-fast", openAIModels, 3, 0),
+		up("openai-steady", config.ProviderOpenAI, "mock-steady", openAIModels, 2, 0),
+		up("openai-backup", config.ProviderOpenAICompatible, "mock-backup", openAIModels, 1, 1),
 		up("anthropic-fast", config.ProviderAnthropic, "mock-fast", []string{DemoAnthropicModel}, 1, 0),
 		up("anthropic-backup", config.ProviderAnthropic, "mock-backup", []string{DemoAnthropicModel}, 1, 1),
 		up("claude-anthropic", config.ProviderAnthropic, "mock-fast", []string{DemoMixedModel}, 1, 0),

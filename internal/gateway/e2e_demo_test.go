@@ -10,7 +10,9 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/tidwall/gjson"
 
 	"switchyard/internal/gateway"
 )
@@ -60,6 +62,26 @@ func TestDemoServesBothProtocols(t *testing.T) {
 		}
 		if up := raw.Header.Get("X-Switchyard-Upstream"); up != "anthropic-fast" {
 			t.Errorf("served by %q, want anthropic-fast", up)
+		}
+	})
+	t.Run("embeddings", func(t *testing.T) {
+		// The banner's curl line, and the SDK.
+		r := rawRequest(t, http.MethodPost, e.URL+"/v1/embeddings",
+			strings.NewReader(`{"model":"`+gateway.DemoEmbeddingModel+`","input":"Hello!"}`), "Authorization", "Bearer "+gateway.DemoKey)
+		if r.status != http.StatusOK || gjson.GetBytes(r.body, "model").String() != gateway.DemoEmbeddingModel ||
+			len(gjson.GetBytes(r.body, "data.0.embedding").Array()) == 0 {
+			t.Fatalf("curl: status %d: %s", r.status, r.body)
+		}
+		client := e.openAI(gateway.DemoKey)
+		got, err := client.Embeddings.New(context.Background(), openai.EmbeddingNewParams{
+			Model: gateway.DemoEmbeddingModel,
+			Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"one", "two"}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Data) != 2 || len(got.Data[1].Embedding) == 0 || got.Usage.PromptTokens <= 0 {
+			t.Fatalf("embeddings %s", got.RawJSON())
 		}
 	})
 	t.Run("wrong key", func(t *testing.T) {
