@@ -66,6 +66,30 @@ type Demo struct {
 	dir       string
 }
 
+// The demo's limits. Its gpt-4o-mini pool is sized for a new user's load
+// loop (16 clients, each sending its next request when an answer comes) to
+// show limits at work without failing requests:
+//   - openai-fast and openai-steady (tier 0) take 6 and 4 requests at a
+//     time and queue the rest; their mocks' RPM stays above what that many
+//     slots can send (about 3,300 and 850 a minute).
+//   - What finds tier 0 full goes to openai-backup (tier 1, 6 at a time),
+//     whose mock has a small token quota: demoBackupTPM, about 30 of its
+//     demoBackupTokens-long answers a minute.
+//   - The gateway reserves prompt bytes/4 tokens for a request without
+//     max_tokens and learns an answer's size when it ends, so the requests
+//     in flight when that quota runs out overshoot it: mock-backup answers
+//     them 429, each fails over to tier 0, and openai-backup cools down
+//     until mock-backup's 60 s window frees, about once a minute under the
+//     loop.
+const (
+	demoFastSlots, demoSteadySlots, demoBackupSlots = 6, 4, 6
+	demoBackupTPM                                   = 5400
+	demoBackupTokens                                = 160
+	// demoMaxWait is how long a request waits when every upstream is
+	// cooling down or spent, before 503.
+	demoMaxWait = 3 * time.Second
+)
+
 // StartDemo starts the mock upstreams (they stop when ctx ends) and returns
 // a configuration that routes to them, with an embedded SQLite store in a
 // temporary directory that Cleanup removes, and the admin token kept in
@@ -88,9 +112,10 @@ func StartDemo(ctx context.Context, opts DemoOptions) (*Demo, error) {
 		name     string
 		behavior mock.Behavior
 	}{
-		{"mock-fast", mock.Behavior{Latency: 40 * time.Millisecond, TTFT: 60 * time.Millisecond, TPS: 200, RPM: 600}},
-		{"mock-steady", mock.Behavior{Latency: 120 * time.Millisecond, TTFT: 150 * time.Millisecond, TPS: 80, RPM: 300}},
-		{"mock-backup", mock.Behavior{Latency: 250 * time.Millisecond, TTFT: 300 * time.Millisecond, TPS: 40, RPM: 60}},
+		{"mock-fast", mock.Behavior{Latency: 40 * time.Millisecond, TTFT: 60 * time.Millisecond, TPS: 200, RPM: 6000}},
+		{"mock-steady", mock.Behavior{Latency: 120 * time.Millisecond, TTFT: 150 * time.Millisecond, TPS: 80, RPM: 1200}},
+		{"mock-backup", mock.Behavior{Latency: 250 * time.Millisecond, TTFT: 300 * time.Millisecond, TPS: 320,
+			RPM: 600, TPM: demoBackupTPM, CompletionTokens: demoBackupTokens}},
 	}
 	urls := map[string]string{}
 	for i, s := range specs {
@@ -104,7 +129,7 @@ func StartDemo(ctx context.Context, opts DemoOptions) (*Demo, error) {
 		urls[s.name] = url
 	}
 	saFile := filepath.Join(dir, "vertex-service-account.json")
-	if err := os.WriteFile(saFile, sa.JSON("demo-project", mock.TokenURI(urls["mock-backup"])), 0o600); err != nil {
+	if err := os.WriteFile(saFile, sa.JSON("demo-project", mock.TokenURI(urls["mock-steady"])), 0o600); err != nil {
 		d.Cleanup()
 		return nil, fmt.Errorf("writing the demo's service account: %w", err)
 	}
@@ -112,6 +137,7 @@ func StartDemo(ctx context.Context, opts DemoOptions) (*Demo, error) {
 	cfg.Listen = opts.Listen
 	cfg.Store.DSN = filepath.Join(dir, "switchyard.db")
 	cfg.Health.Interval = 0 // the mocks are in-process; nothing to probe
+	cfg.Defaults.MaxWait = demoMaxWait
 	cfg.Keys = []config.Key{{Name: "demo", Key: DemoKey, SpendLimit: config.SpendLimit{Period: "month"}}}
 	d.setAdminToken(&cfg, opts)
 	up := func(name, provider, mockName string, models []string, weight, priority int) config.Upstream {
@@ -120,11 +146,16 @@ func StartDemo(ctx context.Context, opts DemoOptions) (*Demo, error) {
 		u.Models, u.Weight, u.Priority = models, weight, priority
 		return u
 	}
+	// slots caps u's concurrent requests and queues the rest.
+	slots := func(u config.Upstream, n int) config.Upstream {
+		u.MaxConcurrency, u.Queue.Enabled = n, true
+		return u
+	}
 	openAIModels := []string{DemoOpenAIModel, DemoEmbeddingModel}
 	cfg.Upstreams = []config.Upstream{
-		up("openai-fast", config.ProviderOpenAI, "mock-fast", openAIModels, 3, 0),
-		up("openai-steady", config.ProviderOpenAI, "mock-steady", openAIModels, 2, 0),
-		up("openai-backup", config.ProviderOpenAICompatible, "mock-backup", openAIModels, 1, 1),
+		slots(up("openai-fast", config.ProviderOpenAI, "mock-fast", openAIModels, 3, 0), demoFastSlots),
+		slots(up("openai-steady", config.ProviderOpenAI, "mock-steady", openAIModels, 2, 0), demoSteadySlots),
+		slots(up("openai-backup", config.ProviderOpenAICompatible, "mock-backup", openAIModels, 1, 1), demoBackupSlots),
 		up("anthropic-fast", config.ProviderAnthropic, "mock-fast", []string{DemoAnthropicModel}, 1, 0),
 		up("anthropic-backup", config.ProviderAnthropic, "mock-backup", []string{DemoAnthropicModel}, 1, 1),
 		up("claude-anthropic", config.ProviderAnthropic, "mock-fast", []string{DemoMixedModel}, 1, 0),
@@ -139,7 +170,9 @@ func StartDemo(ctx context.Context, opts DemoOptions) (*Demo, error) {
 	bedrock.BaseURL, bedrock.APIKey = urls["mock-steady"], "" // Bedrock's paths have no version
 	bedrock.Bedrock = &provider.BedrockSettings{Region: "us-east-1", AccessKeyID: demoAWSKeyID, SecretAccessKey: demoAWSSecret}
 	bedrock.ModelMap = map[string]string{DemoMixedModel: "us.anthropic.claude-sonnet-4-20250514-v1:0"}
-	vertex := up("vertex", config.ProviderVertex, "mock-backup", []string{DemoMixedModel, DemoGeminiModel}, 1, 0)
+	// Not on mock-backup: an agent CLI's prompt alone can be larger than
+	// its token quota.
+	vertex := up("vertex", config.ProviderVertex, "mock-steady", []string{DemoMixedModel, DemoGeminiModel}, 1, 0)
 	vertex.APIKey = ""
 	vertex.Vertex = &provider.VertexSettings{Project: "demo-project", Location: "us-east5", CredentialsFile: saFile}
 	vertex.ModelMap = map[string]string{DemoMixedModel: "claude-sonnet-4@20250514"}
