@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -22,26 +23,30 @@ import (
 
 func newServeCmd() *cobra.Command {
 	var (
-		cfgPath string
-		demo    bool
-		listen  string
-		grace   time.Duration
+		cfgPath    string
+		demo       bool
+		listen     string
+		adminToken string
+		grace      time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "serve [--config FILE] [--demo] [--listen ADDR]",
+		Use:   "serve [--config FILE] [--demo [--admin-token T]] [--listen ADDR]",
 		Short: "Serve the client API",
 		Long: "Serve the client API with the configuration in FILE, or with --demo: three in-process\n" +
-			"mock upstreams, an embedded SQLite store and a ready client key, no setup needed.",
+			"mock upstreams, an embedded SQLite store and a ready client key, no setup needed. The demo's\n" +
+			"admin token is the same at every start: it is kept in $XDG_STATE_HOME/switchyard-demo\n" +
+			"(~/.switchyard/demo without XDG_STATE_HOME), unless --admin-token sets one.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return serve(ctx, cmd, cfgPath, demo, listen, grace)
+			return serve(ctx, cmd, cfgPath, demo, adminToken, listen, grace)
 		},
 	}
 	cmd.Flags().StringVar(&cfgPath, "config", "", "configuration file (switchyard.yaml)")
 	cmd.Flags().BoolVar(&demo, "demo", false, "serve a demo: in-process mock upstreams, no keys needed")
 	cmd.Flags().StringVar(&listen, "listen", "", "client API address (overrides the config's listen)")
+	cmd.Flags().StringVar(&adminToken, "admin-token", "", "the demo's admin token (default: the one kept between starts)")
 	cmd.Flags().DurationVar(&grace, "grace", 30*time.Second, "how long in-flight requests may finish on SIGTERM")
 	return cmd
 }
@@ -55,18 +60,20 @@ func memoryLimit(mb int) int64 {
 	return int64(mb) << 20
 }
 
-func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, listen string, grace time.Duration) error {
-	var cfg *config.Config
+func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, adminToken, listen string, grace time.Duration) error {
+	var (
+		cfg *config.Config
+		d   *gateway.Demo
+	)
 	out := cmd.OutOrStdout()
 	switch {
 	case demo && cfgPath != "":
 		return errors.New("use either --config or --demo, not both")
+	case adminToken != "" && !demo:
+		return errors.New("--admin-token is for --demo; with --config the file's admin.token applies")
 	case demo:
-		if listen == "" {
-			listen = "127.0.0.1:8080"
-		}
-		d, err := gateway.StartDemo(ctx, listen)
-		if err != nil {
+		var err error
+		if d, err = startDemo(ctx, listen, adminToken); err != nil {
 			return err
 		}
 		defer d.Cleanup()
@@ -105,8 +112,8 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, l
 	}
 	addr := ln.Addr().String()
 	logger.Info("switchyard serving", "addr", addr, "upstreams", len(cfg.Upstreams), "version", version)
-	if demo {
-		printDemo(out, addr, cfg.Admin.Token)
+	if d != nil {
+		printDemo(out, addr, cfg.Admin.Token, d.TokenFile)
 	}
 	serveErr := g.Serve(ctx, ln, grace)
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -114,14 +121,39 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, l
 	return errors.Join(serveErr, g.Close(closeCtx))
 }
 
-func printDemo(out interface{ Write([]byte) (int, error) }, addr, adminToken string) {
+// startDemo starts the demo on listen (default 127.0.0.1:8080), with
+// adminToken or else the admin token kept in the demo's state directory.
+func startDemo(ctx context.Context, listen, adminToken string) (*gateway.Demo, error) {
+	if listen == "" {
+		listen = "127.0.0.1:8080"
+	}
+	stateDir, dirErr := gateway.DefaultDemoStateDir()
+	d, err := gateway.StartDemo(ctx, gateway.DemoOptions{Listen: listen, StateDir: stateDir, AdminToken: adminToken})
+	if err != nil {
+		return nil, err
+	}
+	if dirErr != nil && adminToken == "" {
+		d.Config.Warnings = append(d.Config.Warnings, config.FieldError{Path: "admin.token",
+			Msg: "using a new demo token for this start only: " + dirErr.Error()})
+	}
+	return d, nil
+}
+
+// printDemo prints the demo's banner: where it serves, its key, models,
+// admin token (and the file keeping it, when one does) and curl lines.
+func printDemo(out io.Writer, addr, adminToken, tokenFile string) {
+	kept := ""
+	if tokenFile != "" {
+		kept = "\n              the same at every start: kept in " + tokenFile
+	}
 	fmt.Fprintf(out, `
 Switchyard demo is serving on http://%[1]s
   client key: %[2]s
   models:     %[3]s (3 mock upstreams, 2 tiers), %[4]s (Anthropic Messages API),
               %[6]s (Anthropic, Bedrock, Vertex and OpenAI-compatible upstreams: any SDK, translated),
-              %[7]s (Gemini, Vertex and OpenAI upstreams; Gemini clients: /v1beta)
-  dashboard:  http://%[1]s/admin/  (admin token: %[5]s)
+              %[7]s (Gemini, Vertex and OpenAI upstreams; Gemini clients: /v1beta),
+              %[8]s (/v1/embeddings, on %[3]s's upstreams)
+  dashboard:  http://%[1]s/admin/  (admin token: %[5]s)%[9]s
   metrics:    http://%[1]s/metrics
 
 Try it:
@@ -129,10 +161,15 @@ Try it:
     -H 'Authorization: Bearer %[2]s' -H 'Content-Type: application/json' \
     -d '{"model":"%[3]s","messages":[{"role":"user","content":"Hello!"}]}'
 
+  curl -s http://%[1]s/v1/embeddings \
+    -H 'Authorization: Bearer %[2]s' -H 'Content-Type: application/json' \
+    -d '{"model":"%[8]s","input":"Hello!"}'
+
   ANTHROPIC_BASE_URL=http://%[1]s ANTHROPIC_API_KEY=%[2]s claude -p --model %[6]s 'Hello!'
 
 Press Ctrl-C to stop.
-`, addr, gateway.DemoKey, gateway.DemoOpenAIModel, gateway.DemoAnthropicModel, adminToken, gateway.DemoMixedModel, gateway.DemoGeminiModel)
+`, addr, gateway.DemoKey, gateway.DemoOpenAIModel, gateway.DemoAnthropicModel, adminToken, gateway.DemoMixedModel, gateway.DemoGeminiModel,
+		gateway.DemoEmbeddingModel, kept)
 }
 
 // newLogger returns a logger on stderr at level, one JSON object per line

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,6 +28,9 @@ const (
 	// DemoGeminiModel is served by a Gemini upstream and, translated, an
 	// OpenAI one.
 	DemoGeminiModel = "gemini-2.5-flash"
+	// DemoEmbeddingModel is served by DemoOpenAIModel's upstreams on
+	// /v1/embeddings.
+	DemoEmbeddingModel = "text-embedding-3-small"
 )
 
 // The demo's AWS credentials, which its Bedrock mock verifies signatures
@@ -38,6 +40,18 @@ const (
 	demoAWSSecret = "switchyard-demo-secret-not-a-real-aws-key"
 )
 
+// DemoOptions configure StartDemo.
+type DemoOptions struct {
+	// Listen is the client API address.
+	Listen string
+	// StateDir is where the admin token is kept between starts (see
+	// DefaultDemoStateDir); "" keeps nothing: a new token at every start.
+	StateDir string
+	// AdminToken, when not "", is the admin token, over the stored one
+	// (which it does not replace).
+	AdminToken string
+}
+
 // Demo is a ready-to-serve configuration backed by three in-process mock
 // upstreams with different latency and limits.
 type Demo struct {
@@ -45,13 +59,42 @@ type Demo struct {
 	Config *config.Config
 	// Mocks are the running mock upstreams, by name.
 	Mocks map[string]*mock.Server
-	dir   string
+	// TokenFile is the file the admin token was read from or stored in; ""
+	// when it was not (DemoOptions.AdminToken, no StateDir, or storing it
+	// failed: see Config.Warnings).
+	TokenFile string
+	dir       string
 }
+
+// The demo's limits. Its gpt-4o-mini pool is sized for a new user's load
+// loop (16 clients, each sending its next request when an answer comes) to
+// show limits at work without failing requests:
+//   - openai-fast and openai-steady (tier 0) take 6 and 4 requests at a
+//     time and queue the rest; their mocks' RPM stays above what that many
+//     slots can send (about 3,300 and 850 a minute).
+//   - What finds tier 0 full goes to openai-backup (tier 1, 6 at a time),
+//     whose mock has a small token quota: demoBackupTPM, about 30 of its
+//     demoBackupTokens-long answers a minute.
+//   - The gateway reserves prompt bytes/4 tokens for a request without
+//     max_tokens and learns an answer's size when it ends, so the requests
+//     in flight when that quota runs out overshoot it: mock-backup answers
+//     them 429, each fails over to tier 0, and openai-backup cools down
+//     until mock-backup's 60 s window frees, about once a minute under the
+//     loop.
+const (
+	demoFastSlots, demoSteadySlots, demoBackupSlots = 6, 4, 6
+	demoBackupTPM                                   = 5400
+	demoBackupTokens                                = 160
+	// demoMaxWait is how long a request waits when every upstream is
+	// cooling down or spent, before 503.
+	demoMaxWait = 3 * time.Second
+)
 
 // StartDemo starts the mock upstreams (they stop when ctx ends) and returns
 // a configuration that routes to them, with an embedded SQLite store in a
-// temporary directory that Cleanup removes.
-func StartDemo(ctx context.Context, listen string) (*Demo, error) {
+// temporary directory that Cleanup removes, and the admin token kept in
+// opts.StateDir.
+func StartDemo(ctx context.Context, opts DemoOptions) (*Demo, error) {
 	dir, err := os.MkdirTemp("", "switchyard-demo-")
 	if err != nil {
 		return nil, fmt.Errorf("creating demo directory: %w", err)
@@ -69,9 +112,10 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 		name     string
 		behavior mock.Behavior
 	}{
-		{"mock-fast", mock.Behavior{Latency: 40 * time.Millisecond, TTFT: 60 * time.Millisecond, TPS: 200, RPM: 600}},
-		{"mock-steady", mock.Behavior{Latency: 120 * time.Millisecond, TTFT: 150 * time.Millisecond, TPS: 80, RPM: 300}},
-		{"mock-backup", mock.Behavior{Latency: 250 * time.Millisecond, TTFT: 300 * time.Millisecond, TPS: 40, RPM: 60}},
+		{"mock-fast", mock.Behavior{Latency: 40 * time.Millisecond, TTFT: 60 * time.Millisecond, TPS: 200, RPM: 6000}},
+		{"mock-steady", mock.Behavior{Latency: 120 * time.Millisecond, TTFT: 150 * time.Millisecond, TPS: 80, RPM: 1200}},
+		{"mock-backup", mock.Behavior{Latency: 250 * time.Millisecond, TTFT: 300 * time.Millisecond, TPS: 320,
+			RPM: 600, TPM: demoBackupTPM, CompletionTokens: demoBackupTokens}},
 	}
 	urls := map[string]string{}
 	for i, s := range specs {
@@ -85,26 +129,33 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 		urls[s.name] = url
 	}
 	saFile := filepath.Join(dir, "vertex-service-account.json")
-	if err := os.WriteFile(saFile, sa.JSON("demo-project", mock.TokenURI(urls["mock-backup"])), 0o600); err != nil {
+	if err := os.WriteFile(saFile, sa.JSON("demo-project", mock.TokenURI(urls["mock-steady"])), 0o600); err != nil {
 		d.Cleanup()
 		return nil, fmt.Errorf("writing the demo's service account: %w", err)
 	}
 	cfg := config.Default()
-	cfg.Listen = listen
+	cfg.Listen = opts.Listen
 	cfg.Store.DSN = filepath.Join(dir, "switchyard.db")
 	cfg.Health.Interval = 0 // the mocks are in-process; nothing to probe
+	cfg.Defaults.MaxWait = demoMaxWait
 	cfg.Keys = []config.Key{{Name: "demo", Key: DemoKey, SpendLimit: config.SpendLimit{Period: "month"}}}
-	cfg.Admin.Token = "sy-admin-" + rand.Text()
+	d.setAdminToken(&cfg, opts)
 	up := func(name, provider, mockName string, models []string, weight, priority int) config.Upstream {
 		u := config.DefaultUpstream()
 		u.Name, u.Provider, u.BaseURL, u.APIKey = name, provider, urls[mockName]+"/v1", "sk-demo-"+name
 		u.Models, u.Weight, u.Priority = models, weight, priority
 		return u
 	}
+	// slots caps u's concurrent requests and queues the rest.
+	slots := func(u config.Upstream, n int) config.Upstream {
+		u.MaxConcurrency, u.Queue.Enabled = n, true
+		return u
+	}
+	openAIModels := []string{DemoOpenAIModel, DemoEmbeddingModel}
 	cfg.Upstreams = []config.Upstream{
-		up("openai-fast", config.ProviderOpenAI, "mock-fast", []string{DemoOpenAIModel}, 3, 0),
-		up("openai-steady", config.ProviderOpenAI, "mock-steady", []string{DemoOpenAIModel}, 2, 0),
-		up("openai-backup", config.ProviderOpenAICompatible, "mock-backup", []string{DemoOpenAIModel}, 1, 1),
+		slots(up("openai-fast", config.ProviderOpenAI, "mock-fast", openAIModels, 3, 0), demoFastSlots),
+		slots(up("openai-steady", config.ProviderOpenAI, "mock-steady", openAIModels, 2, 0), demoSteadySlots),
+		slots(up("openai-backup", config.ProviderOpenAICompatible, "mock-backup", openAIModels, 1, 1), demoBackupSlots),
 		up("anthropic-fast", config.ProviderAnthropic, "mock-fast", []string{DemoAnthropicModel}, 1, 0),
 		up("anthropic-backup", config.ProviderAnthropic, "mock-backup", []string{DemoAnthropicModel}, 1, 1),
 		up("claude-anthropic", config.ProviderAnthropic, "mock-fast", []string{DemoMixedModel}, 1, 0),
@@ -119,7 +170,9 @@ func StartDemo(ctx context.Context, listen string) (*Demo, error) {
 	bedrock.BaseURL, bedrock.APIKey = urls["mock-steady"], "" // Bedrock's paths have no version
 	bedrock.Bedrock = &provider.BedrockSettings{Region: "us-east-1", AccessKeyID: demoAWSKeyID, SecretAccessKey: demoAWSSecret}
 	bedrock.ModelMap = map[string]string{DemoMixedModel: "us.anthropic.claude-sonnet-4-20250514-v1:0"}
-	vertex := up("vertex", config.ProviderVertex, "mock-backup", []string{DemoMixedModel, DemoGeminiModel}, 1, 0)
+	// Not on mock-backup: an agent CLI's prompt alone can be larger than
+	// its token quota.
+	vertex := up("vertex", config.ProviderVertex, "mock-steady", []string{DemoMixedModel, DemoGeminiModel}, 1, 0)
 	vertex.APIKey = ""
 	vertex.Vertex = &provider.VertexSettings{Project: "demo-project", Location: "us-east5", CredentialsFile: saFile}
 	vertex.ModelMap = map[string]string{DemoMixedModel: "claude-sonnet-4@20250514"}
