@@ -213,6 +213,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	g.prober = health.NewProber(cfg.Health, opts.Clock, rand.New(rand.NewPCG(opts.Seed, 0x9e3779b9)), g.state.ProbeGate(),
 		func(ctx context.Context, name string) error { return g.proxy.Probe(ctx, name, cfg.Health.Probe) },
 		g.proxy.ActiveUpstreams, health.WithHealthChange(g.ops.health))
+	g.ops.serves = func(model string) bool { return g.proxy.Catalog().Serves(model) }
 	g.admin = g.newAdminService()
 	g.runShared(bgCtx)
 	g.bg.Add(3)
@@ -480,7 +481,6 @@ func (g *Gateway) Close(ctx context.Context) error {
 	}
 	g.stop()
 	g.bg.Wait()
-	g.ops.stop()
 	if g.shared != nil {
 		errs = append(errs, g.shared.Close())
 	}

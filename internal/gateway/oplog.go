@@ -35,6 +35,10 @@ type opLog struct {
 	log    *slog.Logger
 	clock  clock.Clock
 	access bool
+	// serves reports whether some upstream serves a model; nil: any. A
+	// refusal of a model nothing serves is summed under "(unknown model)"
+	// without its message: the name is the client's, any string at all.
+	serves func(model string) bool
 
 	mu      sync.Mutex             // guards cooling and summary
 	cooling map[string]*coolState  // upstream → its running cooldown
@@ -46,7 +50,6 @@ type coolState struct {
 	since, until time.Time
 	limitType    string
 	hits         int // 429s since it started, the first included
-	timer        clock.Timer
 }
 
 // routeTally is what one route's requests did in the current interval.
@@ -88,7 +91,7 @@ func (o *opLog) health(upstream string, healthy bool, detail string) {
 }
 
 // cooldown logs a 429's cooldown when it starts one (a 429 that extends a
-// running cooldown is only counted), and arms the line that says it ended.
+// running cooldown is only counted); flush says when it is over.
 func (o *opLog) cooldown(upstream string, cd limits.Cooldown) {
 	now := o.clock.Now()
 	if !cd.Until.After(now) {
@@ -103,29 +106,29 @@ func (o *opLog) cooldown(upstream string, cd limits.Cooldown) {
 		}
 		return
 	}
-	c := &coolState{since: now, until: cd.Until, limitType: cd.LimitType, hits: 1}
-	o.cooling[upstream] = c
+	o.cooling[upstream] = &coolState{since: now, until: cd.Until, limitType: cd.LimitType, hits: 1}
 	o.log.Warn("upstream cooling down", "upstream", upstream, "limit_type", limitLabel(cd.LimitType),
 		"duration", cd.Until.Sub(now).Round(time.Millisecond).String(), "source", cd.Source, "consecutive_429s", cd.Consecutive)
-	c.timer = o.clock.AfterFunc(cd.Until.Sub(now), func() { o.cooldownOver(upstream, c) })
 }
 
-// cooldownOver logs the end of c, or waits for its later end when a 429
-// extended it.
-func (o *opLog) cooldownOver(upstream string, c *coolState) {
+// cooldownsOver logs each cooldown that has run out by now: how long it
+// lasted, when it ended and how many 429s came during it. It runs with
+// each summary, so the line comes up to RequestSummaryInterval after the
+// end it states (a timer per cooldown would cost a goroutine's wake-up
+// per 429 storm and upstream for one log line).
+func (o *opLog) cooldownsOver(now time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.cooling[upstream] != c {
-		return
+	for _, upstream := range slices.Sorted(maps.Keys(o.cooling)) {
+		c := o.cooling[upstream]
+		if c.until.After(now) {
+			continue
+		}
+		delete(o.cooling, upstream)
+		o.log.Info("upstream cooldown over", "upstream", upstream, "limit_type", limitLabel(c.limitType),
+			"lasted", c.until.Sub(c.since).Round(time.Millisecond).String(), "ended", c.until.UTC().Format(time.RFC3339Nano),
+			"rate_limited_answers", c.hits)
 	}
-	now := o.clock.Now()
-	if left := c.until.Sub(now); left > 0 {
-		c.timer = o.clock.AfterFunc(left, func() { o.cooldownOver(upstream, c) })
-		return
-	}
-	delete(o.cooling, upstream)
-	o.log.Info("upstream cooldown over", "upstream", upstream, "limit_type", limitLabel(c.limitType),
-		"lasted", c.until.Sub(c.since).Round(time.Millisecond).String(), "rate_limited_answers", c.hits)
 }
 
 func limitLabel(t string) string {
@@ -147,17 +150,21 @@ func (o *opLog) request(l *store.RequestLog) {
 	if !refused && l.Attempts < 2 {
 		return
 	}
+	route, lastError := l.Model, l.Error
+	if o.serves != nil && !o.serves(route) {
+		route, lastError = "", ""
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	t := o.summary[l.Model]
+	t := o.summary[route]
 	if t == nil {
 		t = &routeTally{causes: map[string]int{}}
-		o.summary[l.Model] = t
+		o.summary[route] = t
 	}
 	if refused {
 		t.refused++
 		t.causes[l.ErrorClass]++
-		t.lastError = l.Error
+		t.lastError = cmp.Or(lastError, t.lastError)
 	} else {
 		t.failedOver++
 	}
@@ -174,6 +181,7 @@ const maxSummaryRoutes = 20
 // since the last flush, the busiest maxSummaryRoutes of them, and one line
 // summing up the others.
 func (o *opLog) flush() {
+	o.cooldownsOver(o.clock.Now())
 	o.mu.Lock()
 	summary := o.summary
 	o.summary = map[string]*routeTally{}
@@ -204,7 +212,7 @@ func (o *opLog) flush() {
 // logRoute writes the summary line of one route's interval.
 func (o *opLog) logRoute(route string, t *routeTally) {
 	if route == "" {
-		route = "(no model)" // refused before its model was read
+		route = "(unknown model)" // no model, or one nothing serves
 	}
 	if t.refused > 0 {
 		o.log.Warn("requests refused", "route", route, "count", t.refused, "failed_over", t.failedOver,
@@ -221,15 +229,6 @@ func (o *opLog) run(ctx context.Context) {
 		o.flush()
 	}
 	o.flush()
-}
-
-// stop cancels the cooldown timers still armed.
-func (o *opLog) stop() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for _, c := range o.cooling {
-		c.timer.Stop()
-	}
 }
 
 // loggedState is the state driver the proxy holds: the gateway's, with

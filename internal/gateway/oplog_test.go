@@ -16,7 +16,8 @@ import (
 // TestSummaryBoundsRoutes: refused requests over many routes in one
 // interval are at most maxSummaryRoutes lines for the busiest routes and
 // one line summing up the rest; a request refused before its model was
-// read is summed under "(no model)".
+// read, or for a model nothing serves, is summed under "(unknown model)"
+// without its message (the name is the client's own string).
 func TestSummaryBoundsRoutes(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -69,14 +70,17 @@ func TestSummaryBoundsRoutes(t *testing.T) {
 			}
 		})
 	}
-	t.Run("no model", func(t *testing.T) {
+	t.Run("unknown model", func(t *testing.T) {
 		var buf bytes.Buffer
 		o := newOpLog(slog.New(slog.NewJSONHandler(&buf, nil)), clock.NewFake(time.Unix(0, 0)), false)
+		o.serves = func(m string) bool { return m == "gpt-4o" }
 		o.request(&store.RequestLog{Status: 401, ErrorClass: "invalid_api_key"})
+		o.request(&store.RequestLog{Model: "SECRET-PROMPT", Status: 404, ErrorClass: "model_not_found", Error: `no upstream serves model "SECRET-PROMPT"`})
 		o.request(&store.RequestLog{Model: "gpt-4o", Status: 200, Attempts: 1}) // served at once: not summed
 		o.flush()
-		if s := buf.String(); strings.Count(s, "\n") != 1 || !strings.Contains(s, `"route":"(no model)"`) {
-			t.Errorf("log %s, want one line for (no model)", s)
+		s := buf.String()
+		if strings.Count(s, "\n") != 1 || !strings.Contains(s, `"route":"(unknown model)","count":2`) || strings.Contains(s, "SECRET") {
+			t.Errorf("log %s, want one line for (unknown model) counting 2, without the client's model name", s)
 		}
 	})
 }

@@ -261,6 +261,17 @@ func (c *Catalog) candidates(model string, k *clientKey, f codec.Family, anyFami
 	return out
 }
 
+// Serves reports whether some upstream, of any family and active or not,
+// serves model.
+func (c *Catalog) Serves(model string) bool {
+	for _, u := range c.upstreams {
+		if config.MatchAny(u.cfg.Models, model) {
+			return true
+		}
+	}
+	return false
+}
+
 // servers returns the upstreams of any family that serve model and that key
 // k (nil: any key) may reach, inactive ones included.
 func (c *Catalog) servers(model string, k *clientKey) []*upstream {
