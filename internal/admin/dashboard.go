@@ -26,14 +26,22 @@ func dashboard() http.Handler {
 	}
 	files := http.StripPrefix("/admin/", http.FileServerFS(sub))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		securityHeaders(w.Header())
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path+"; use GET", nil)
-			return
+		if staticGet(w, r) {
+			files.ServeHTTP(w, r)
 		}
-		files.ServeHTTP(w, r)
 	})
+}
+
+// staticGet sets the dashboard's security headers on w and reports
+// whether r may be answered: a GET or HEAD; anything else is answered 405.
+func staticGet(w http.ResponseWriter, r *http.Request) bool {
+	securityHeaders(w.Header())
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path+"; use GET", nil)
+		return false
+	}
+	return true
 }
 
 // Favicon serves the dashboard's icon, a small SVG (web/favicon.svg), with
@@ -46,10 +54,7 @@ func Favicon() http.Handler {
 		panic(err) // the embedded tree is fixed at build time
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		securityHeaders(w.Header())
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path+"; use GET", nil)
+		if !staticGet(w, r) {
 			return
 		}
 		w.Header().Set("Content-Type", "image/svg+xml")
