@@ -467,6 +467,11 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener, grace time.Duratio
 	} else {
 		g.log.Info("requests in flight finished", "took", g.clock.Now().Sub(began).Round(time.Millisecond).String())
 	}
+	// The losers of hedged races end on their own goroutines, after their
+	// requests: wait for them too, within the same grace.
+	if derr := g.proxy.Drain(sctx); derr != nil {
+		g.log.Warn("grace period over; hedged attempts still unwinding", "err", derr)
+	}
 	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
 		return serr
 	}
@@ -481,6 +486,11 @@ func (g *Gateway) Close(ctx context.Context) error {
 	}
 	g.stop()
 	g.bg.Wait()
+	// Attempts still unwinding give their leases back before the shared
+	// state closes.
+	if err := g.proxy.Drain(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if g.shared != nil {
 		errs = append(errs, g.shared.Close())
 	}

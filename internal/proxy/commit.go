@@ -9,53 +9,62 @@ import (
 	"switchyard/internal/codec"
 	"switchyard/internal/metrics"
 	"switchyard/internal/outcome"
+	"switchyard/internal/store"
 )
+
+// reply is the client's side of a committed attempt: where it writes and
+// what it records. Only the request's goroutine has one, and only the
+// attempt it commits writes to it.
+type reply struct {
+	w        http.ResponseWriter
+	log      *store.RequestLog
+	pin      *statePin
+	attempts int // attempts made, for X-Switchyard-Attempts
+	raced    int // attempts raced for the answer, for X-Switchyard-Hedged
+}
 
 // commit relays a started attempt to the client: from here on the request
 // stays on this upstream. It returns how the attempt ended.
-func (x *exchange) commit(st *started) outcome.Outcome {
-	defer st.close()
-	x.pinAnswer(st)
-	x.log.Upstream = st.up.cfg.Name
-	if x.tracing() {
-		x.trace.respModel = st.respModel
+func (a *attempt) commit(rp *reply) outcome.Outcome {
+	defer a.close()
+	rp.pin.answer(a)
+	rp.log.Upstream = a.up.cfg.Name
+	rp.log.Status = a.resp.StatusCode
+	if a.wire != nil {
+		rp.log.Translated = a.req.codec.Name() + "->" + a.wire.Name()
 	}
-	x.log.Status = st.resp.StatusCode
-	if st.wire != nil {
-		x.log.Translated = x.translatedName(st)
+	if a.first != nil {
+		return a.relayStream(rp)
 	}
-	if st.first != nil {
-		return x.relayStream(st)
-	}
-	return x.relayBody(st)
+	return a.relayBody(rp)
 }
 
 // relayBody writes a whole answer.
-func (x *exchange) relayBody(st *started) outcome.Outcome {
-	now := x.s.opts.Clock.Now()
-	x.log.TTFT = now.Sub(st.sent)
-	o := outcome.Outcome{Class: st.class, Status: st.resp.StatusCode, Headers: st.headers}
-	if st.class == outcome.Success {
-		o.Latency = x.log.TTFT
-		if st.usage != nil {
-			o.InputTokens, o.OutputTokens = st.usage.Input, st.usage.Output
+func (a *attempt) relayBody(rp *reply) outcome.Outcome {
+	log := rp.log
+	log.TTFT = a.firstAt.Sub(a.sent)
+	o := outcome.Outcome{Class: a.class, Status: a.resp.StatusCode, Headers: a.headers}
+	if a.class == outcome.Success {
+		o.Latency = log.TTFT
+		if a.usage != nil {
+			o.InputTokens, o.OutputTokens = a.usage.Input, a.usage.Output
 		} else {
-			o.InputTokens, o.OutputTokens = x.codec.Usage(st.body)
+			o.InputTokens, o.OutputTokens = a.req.codec.Usage(a.body)
 		}
-		x.log.InputTokens, x.log.OutputTokens = o.InputTokens, o.OutputTokens
+		log.InputTokens, log.OutputTokens = o.InputTokens, o.OutputTokens
 	} else {
-		x.log.ErrorClass = "upstream_client_error"
+		log.ErrorClass = "upstream_client_error"
 	}
-	h := x.w.Header()
-	copyResponseHeaders(h, st.resp.Header)
-	x.setGatewayHeaders(st)
-	if st.wire != nil {
+	h := rp.w.Header()
+	copyResponseHeaders(h, a.resp.Header)
+	a.setGatewayHeaders(rp)
+	if a.wire != nil {
 		h.Set("Content-Type", "application/json")
 	}
-	h.Set("Content-Length", strconv.Itoa(len(st.body)))
-	x.w.WriteHeader(st.resp.StatusCode)
-	if _, err := x.w.Write(st.body); err != nil {
-		x.log.ErrorClass = "client_canceled"
+	h.Set("Content-Length", strconv.Itoa(len(a.body)))
+	rp.w.WriteHeader(a.resp.StatusCode)
+	if _, err := rp.w.Write(a.body); err != nil {
+		log.ErrorClass = "client_canceled"
 	}
 	return o
 }
@@ -63,46 +72,47 @@ func (x *exchange) relayBody(st *started) outcome.Outcome {
 // relayStream passes an SSE answer to the client event by event, flushing
 // each at once: as it is, or translated into the client's protocol. A break
 // after the first event ends the client's stream with its protocol's error
-// event.
-func (x *exchange) relayStream(st *started) outcome.Outcome {
-	firstAt := x.s.opts.Clock.Now()
-	x.log.TTFT = firstAt.Sub(st.sent)
-	h := x.w.Header()
-	copyResponseHeaders(h, st.resp.Header)
-	x.setGatewayHeaders(st)
-	if st.wire != nil { // the upstream's framing may not be SSE (Bedrock)
+// event. However the upstream's stream ends, its decoder says how: the
+// stop reason the upstream gave reaches the client.
+func (a *attempt) relayStream(rp *reply) outcome.Outcome {
+	clk, w, log := a.req.s.opts.Clock, rp.w, rp.log
+	log.TTFT = a.firstAt.Sub(a.sent)
+	h := w.Header()
+	copyResponseHeaders(h, a.resp.Header)
+	a.setGatewayHeaders(rp)
+	if a.wire != nil { // the upstream's framing may not be SSE (Bedrock)
 		h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	}
-	x.w.WriteHeader(st.resp.StatusCode)
-	rc := http.NewResponseController(x.w)
-	idle := x.s.opts.Clock.AfterFunc(st.rs.StreamIdleTimeout, func() { st.cancel(errStreamIdle) })
+	w.WriteHeader(a.resp.StatusCode)
+	rc := http.NewResponseController(w)
+	idle := clk.AfterFunc(a.rs.StreamIdleTimeout, func() { a.cancel(errStreamIdle) })
 	defer idle.Stop()
 
 	var scan codecState
-	rel := x.relayFor(st)
-	ev := st.first
+	rel := a.relay()
+	ev := a.first
 	for {
-		if x.pinned.pending {
-			x.pinEvent(st, ev)
+		if rp.pin.pending {
+			rp.pin.event(a.req.r.Context(), a.up.cfg.Name, ev)
 		}
 		out, rerr := rel.relay(ev, &scan.StreamState)
-		x.log.InputTokens, x.log.OutputTokens = scan.In, scan.OutSoFar()
+		log.InputTokens, log.OutputTokens = scan.In, scan.OutSoFar()
 		if len(out) > 0 {
-			if _, err := x.w.Write(out); err != nil {
+			if _, err := w.Write(out); err != nil {
 				return scan.outcome(outcome.Of(outcome.Canceled, "client canceled"))
 			}
 			_ = rc.Flush()
 		}
 		var err error
 		if rerr == nil {
-			ev, err = st.events.Next()
+			ev, err = a.events.Next()
 		}
-		if err == io.EOF && (scan.Finished || st.up.ep.OpenStreamEnd()) {
+		if err == io.EOF && (scan.Finished || a.up.ep.OpenStreamEnd()) {
 			if !scan.Finished {
-				_, _ = x.w.Write(rel.end(&scan.StreamState))
+				_, _ = w.Write(rel.end(&scan.StreamState))
 			}
-			o := scan.outcome(outcome.Outcome{Class: outcome.Success, Status: st.resp.StatusCode, TTFT: x.log.TTFT})
-			if d := x.s.opts.Clock.Now().Sub(firstAt); d > 0 && scan.Out > 0 {
+			o := scan.outcome(outcome.Outcome{Class: outcome.Success, Status: a.resp.StatusCode, TTFT: log.TTFT})
+			if d := clk.Now().Sub(a.firstAt); d > 0 && scan.Out > 0 {
 				o.TPS = float64(scan.Out) / d.Seconds()
 			}
 			return o
@@ -114,33 +124,33 @@ func (x *exchange) relayStream(st *started) outcome.Outcome {
 			err = rerr
 		}
 		if err != nil {
-			o := scan.outcome(x.streamFailure(st.resp.Request.Context(), err, "stream interrupted"))
+			o := scan.outcome(a.readFailure(a.resp.Request.Context(), err, "stream interrupted"))
 			if o.Class != outcome.Canceled {
 				o.Kind = metrics.ErrorStreamInterrupted
-				x.log.ErrorClass, x.log.Error = "stream_interrupted", o.Detail
+				log.ErrorClass, log.Error = "stream_interrupted", o.Detail
 				var relayed *errorEvent
 				if !errors.As(err, &relayed) {
-					_, _ = x.w.Write(x.codec.StreamError("upstream " + st.up.cfg.Name + ": " + o.Detail))
+					_, _ = w.Write(a.req.codec.StreamError("upstream " + a.up.cfg.Name + ": " + o.Detail))
 				}
 				_ = rc.Flush()
 			}
 			return o
 		}
-		idle.Reset(st.rs.StreamIdleTimeout)
+		idle.Reset(a.rs.StreamIdleTimeout)
 	}
 }
 
-// setGatewayHeaders adds the X-Switchyard-* headers of DESIGN.md §3.
+// setGatewayHeaders adds the X-Switchyard-* headers (docs/reference.md#response-headers).
 // X-Request-Id is set when the request arrives.
-func (x *exchange) setGatewayHeaders(st *started) {
-	h := x.w.Header()
-	h["X-Switchyard-Upstream"] = st.up.nameValue
-	h["X-Switchyard-Attempts"] = attemptsValue(x.tally.attempts)
-	if st.wire != nil {
-		h.Set("X-Switchyard-Translated", x.log.Translated)
+func (a *attempt) setGatewayHeaders(rp *reply) {
+	h := rp.w.Header()
+	h["X-Switchyard-Upstream"] = a.up.nameValue
+	h["X-Switchyard-Attempts"] = attemptsValue(rp.attempts)
+	if a.wire != nil {
+		h.Set("X-Switchyard-Translated", rp.log.Translated)
 	}
-	if x.raced > 1 {
-		h["X-Switchyard-Hedged"] = attemptsValue(x.raced)
+	if rp.raced > 1 {
+		h["X-Switchyard-Hedged"] = attemptsValue(rp.raced)
 	}
 }
 

@@ -25,23 +25,36 @@ var (
 	errRequestTimeout   = errors.New("request timeout")
 )
 
-// exchange is one client request on its way through the attempt loop.
+// request is one client request as its attempts see it: set while the
+// exchange authenticates and reads it, and read-only from its first
+// attempt on. The attempts of a hedged race share it and nothing else
+// of the exchange, so that a race is safe by type, not by convention.
+type request struct {
+	s      *Server
+	r      *http.Request // the client's request: its headers and context
+	codec  codec.Codec   // the client's wire protocol
+	key    *clientKey
+	body   []byte
+	model  string
+	stream bool
+	began  time.Time
+	est    int64 // estimated tokens: prompt bytes/4 + max_tokens
+	traced bool  // the request is traced: attempts carry spans
+	// tr decodes the request into the canonical form once, for the
+	// attempts on upstreams of other families (its sync.Once guards it).
+	tr translation
+}
+
+// exchange is one client request on its way through the attempt loop:
+// the request, and what the loop learns and writes. Only the request's own
+// goroutine touches it; the attempts it runs are attempt values.
 type exchange struct {
-	s       *Server
+	request
 	w       http.ResponseWriter
-	r       *http.Request
-	codec   codec.Codec // the client's wire protocol
 	cat     *Catalog
-	key     *clientKey
-	body    []byte
-	model   string
-	stream  bool
-	began   time.Time
-	est     int64 // estimated tokens: prompt bytes/4 + max_tokens
 	session sessionRef
 	pinned  statePin
 	tally   tally
-	tr      translation
 	log     store.RequestLog
 	raced   int // attempts raced for the answer, when hedged (X-Switchyard-Hedged)
 	// tried holds the first attempts of log.Tried, so that most requests
@@ -54,12 +67,12 @@ type exchange struct {
 // serveProxy handles one proxied client request end to end.
 func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, cl call, path string) {
 	c := cl.codec
-	x := &exchange{s: s, w: w, r: r, codec: c, cat: s.catalog.Load(), began: s.opts.Clock.Now(),
-		model: cl.model, stream: cl.stream}
+	x := &exchange{request: request{s: s, r: r, codec: c, began: s.opts.Clock.Now(), model: cl.model, stream: cl.stream},
+		w: w, cat: s.catalog.Load()}
 	x.log = store.RequestLog{ID: requestID(r), Time: x.began}
 	x.log.Tried = x.tried[:0]
 	if s.opts.Tracer != nil {
-		x.traceStart(spanRoute(path, cl))
+		x.trace = startTrace(&x.request, spanRoute(path, cl), &x.log)
 	}
 	w.Header().Set("X-Request-Id", x.log.ID)
 	if err := x.run(); err != nil {
@@ -76,8 +89,8 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, cl call, pat
 	x.log.Attempts = x.tally.attempts
 	x.log.Latency = s.opts.Clock.Now().Sub(x.began)
 	s.opts.Metrics.Request(x.log.Upstream, x.log.Model, x.log.Status, x.stream, x.log.Latency)
-	if x.tracing() {
-		x.traceEnd()
+	if x.trace != nil {
+		x.trace.end(&x.log, x.began)
 	}
 	if s.opts.Logs != nil {
 		s.opts.Logs.Enqueue(x.log)
@@ -98,6 +111,7 @@ func (x *exchange) run() error {
 	if err := x.peek(); err != nil {
 		return err
 	}
+	x.log.Model, x.log.Stream = x.model, x.stream
 	if !key.allows(x.model) {
 		return newError(ErrModelNotAllowed, fmt.Sprintf("model %q is not allowed for this key", x.model))
 	}
@@ -120,18 +134,18 @@ func (x *exchange) run() error {
 	defer cancel(nil)
 	deadline := x.s.opts.Clock.AfterFunc(rt.cfg.Timeout, func() { cancel(errRequestTimeout) })
 	defer deadline.Stop()
-	x.findHolder(ctx)
+	x.pinned.find(ctx, x.s.opts.State, x.codec, x.body)
 	return x.pinnedError(x.loop(ctx, rt))
 }
 
 // peek reads model and stream from the body without decoding it whole;
 // a model and stream the path gave (Gemini) stand.
-func (x *exchange) peek() error {
+func (q *request) peek() error {
 	// RFC 8259 §8.1: JSON text is UTF-8; gjson does not check strings.
-	if !gjson.ValidBytes(x.body) || !utf8.Valid(x.body) {
+	if !gjson.ValidBytes(q.body) || !utf8.Valid(q.body) {
 		return newError(ErrInvalidJSON, "")
 	}
-	root := gjson.ParseBytes(x.body)
+	root := gjson.ParseBytes(q.body)
 	if !root.IsObject() {
 		return newError(ErrInvalidRequest, "request body must be a JSON object")
 	}
@@ -158,26 +172,24 @@ func (x *exchange) peek() error {
 		}
 		return true
 	})
-	if x.model == "" {
+	if q.model == "" {
 		if !model.Exists() || model.Type == gjson.Null {
 			return newError(ErrMissingModel, "")
 		}
 		if model.Type != gjson.String || model.Str == "" {
 			return newError(ErrInvalidRequest, `"model" must be a non-empty string`)
 		}
-		x.model = model.Str
+		q.model = model.Str
 	}
-	x.log.Model = x.model
-	if stream.Exists() && stream.Type != gjson.Null && !x.stream {
+	if stream.Exists() && stream.Type != gjson.Null && !q.stream {
 		if stream.Type != gjson.True && stream.Type != gjson.False {
 			return newError(ErrInvalidRequest, `"stream" must be a boolean`)
 		}
-		x.stream = stream.Bool()
+		q.stream = stream.Bool()
 	}
-	x.log.Stream = x.stream
-	x.est = int64(len(x.body)) / 4
+	q.est = int64(len(q.body)) / 4
 	for _, t := range toks {
-		x.est = addTokens(x.est, t.Int())
+		q.est = addTokens(q.est, t.Int())
 	}
 	return nil
 }
@@ -196,14 +208,14 @@ func addTokens(est, n int64) int64 {
 }
 
 // checkKeyLimits enforces the client key's own limits: its rpm and spend_limit.
-func (x *exchange) checkKeyLimits() error {
-	k := x.key.cfg
-	if ok, wait := x.s.opts.State.AllowKey(x.r.Context(), k.Name, k.RPM); !ok {
+func (q *request) checkKeyLimits() error {
+	k := q.key.cfg
+	if ok, wait := q.s.opts.State.AllowKey(q.r.Context(), k.Name, k.RPM); !ok {
 		e := newError(ErrKeyRateLimited, fmt.Sprintf("key %s is limited to %d requests per minute", k.Name, k.RPM))
 		e.retryAfter = wait
 		return e
 	}
-	if x.s.opts.Spend.Exceeded(limits.ScopeKey, k.Name, k.SpendLimit) {
+	if q.s.opts.Spend.Exceeded(limits.ScopeKey, k.Name, k.SpendLimit) {
 		return newError(ErrSpendLimit, fmt.Sprintf("key %s has used its spend limit of $%g per %s", k.Name, k.SpendLimit.USD, k.SpendLimit.Period))
 	}
 	return nil

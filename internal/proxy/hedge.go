@@ -32,19 +32,6 @@ func newHedgePolicy(h config.Hedge) hedgePolicy {
 
 func (h hedgePolicy) on() bool { return h.fixed > 0 || h.p95 }
 
-// racer is one attempt of a hedged request. It runs its start half on its
-// own goroutine and hands itself to the race when that ends.
-type racer struct {
-	i       int // its place in the request log's list
-	up      *upstream
-	lease   state.Lease
-	hedge   bool // started as a hedge alongside a slower attempt
-	cancel  context.CancelCauseFunc
-	st      *started        // set when it reached its first byte
-	firstAt time.Time       // when st was
-	o       outcome.Outcome // how its start half ended
-}
-
 // race is the attempts of one request that run at once. The request's
 // goroutine launches them and takes each as it finishes; once the race is
 // over (a winner committed, or the request ended), an attempt that
@@ -53,12 +40,12 @@ type racer struct {
 // stream.
 type race struct {
 	mu       sync.Mutex    // guards finished, wake and over
-	finished []*racer      // done, not yet taken
+	finished []*attempt    // done, not yet taken
 	wake     chan struct{} // closed when one finishes; nil when none waits
 	over     bool
 
-	all   []*racer // every racer launched (the request's goroutine only)
-	taken int      // racers take has returned (the request's goroutine only)
+	all   []*attempt // every attempt launched (the request's goroutine only)
+	taken int        // attempts take has returned (the request's goroutine only)
 }
 
 // lossWait bounds how long the end of a race waits for the cancelled
@@ -67,15 +54,15 @@ type race struct {
 // settles itself when it ends.
 const lossWait = 100 * time.Millisecond
 
-// post hands rc to the race; false means the race is over and rc must
-// settle itself.
-func (r *race) post(rc *racer) bool {
+// post hands a to the race; false means the race is over and a must
+// end itself.
+func (r *race) post(a *attempt) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.over {
 		return false
 	}
-	r.finished = append(r.finished, rc)
+	r.finished = append(r.finished, a)
 	if r.wake != nil {
 		close(r.wake)
 		r.wake = nil
@@ -83,9 +70,9 @@ func (r *race) post(rc *racer) bool {
 	return true
 }
 
-// take returns a finished racer, waiting up to timeout (≤ 0: no limit) on
-// clk; nil when the time is up or ctx ended first.
-func (r *race) take(ctx context.Context, clk clock.Clock, timeout time.Duration) *racer {
+// take returns a finished attempt, waiting up to timeout (≤ 0: no limit)
+// on clk; nil when the time is up or ctx ended first.
+func (r *race) take(ctx context.Context, clk clock.Clock, timeout time.Duration) *attempt {
 	r.mu.Lock()
 	if len(r.finished) == 0 {
 		wake := make(chan struct{})
@@ -95,18 +82,18 @@ func (r *race) take(ctx context.Context, clk clock.Clock, timeout time.Duration)
 		r.mu.Lock()
 		r.wake = nil
 	}
-	var rc *racer
+	var a *attempt
 	if len(r.finished) > 0 {
-		rc, r.finished = r.finished[0], r.finished[1:]
+		a, r.finished = r.finished[0], r.finished[1:]
 		r.taken++
 	}
 	r.mu.Unlock()
-	return rc
+	return a
 }
 
-// end closes the race and returns the racers that finished but were not
-// taken; every racer still running settles itself.
-func (r *race) end() []*racer {
+// end closes the race and returns the attempts that finished but were not
+// taken; every attempt still running ends itself.
+func (r *race) end() []*attempt {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.over = true
@@ -115,18 +102,19 @@ func (r *race) end() []*racer {
 	return left
 }
 
-// race runs the plan with hedging (DESIGN.md §10): an attempt that has not
-// reached its first byte within the route's hedge delay is raced by the
-// plan's next candidate, up to hedge.max times, each hedge with its own
-// admission and within hedge.budget. The first attempt to reach its first
-// byte is committed; every other is cancelled at once and gives its slot,
-// reservation and lease back. A failure before commit goes on as in
-// runPlan: the next candidate is tried (a retry) once nothing is running.
+// race runs the plan with hedging (docs/routing.md#hedged-requests): an
+// attempt that has not reached its first byte within the route's hedge
+// delay is raced by the plan's next candidate, up to hedge.max times, each
+// hedge with its own admission and within hedge.budget. The first attempt
+// to reach its first byte is committed; every other is cancelled at once
+// and gives its slot, reservation and lease back. A failure before commit
+// goes on as in runPlan: the next candidate is tried (a retry) once
+// nothing is running.
 func (x *exchange) race(ctx context.Context, c *cursor, plan *balancer.Plan, rt *route, model string, body []byte) bool {
 	r := &race{}
 	defer x.endRace(r, nil, rt.cfg.Model)
 	hedges, hedging, running := 0, true, 0
-	var latest *racer
+	var latest *attempt
 	var latestAt time.Time
 	for {
 		if running == 0 {
@@ -150,8 +138,8 @@ func (x *exchange) race(ctx context.Context, c *cursor, plan *balancer.Plan, rt 
 		if ctx.Err() != nil { // the request is over: collect what is running
 			wctx = context.Background()
 		}
-		rc := r.take(wctx, x.s.opts.Clock, wait)
-		if rc == nil {
+		a := r.take(wctx, x.s.opts.Clock, wait)
+		if a == nil {
 			if ctx.Err() != nil || wait == 0 {
 				continue
 			}
@@ -172,57 +160,53 @@ func (x *exchange) race(ctx context.Context, c *cursor, plan *balancer.Plan, rt 
 			continue
 		}
 		running--
-		if rc.st != nil {
+		if a.started {
 			x.raced = len(r.all)
-			x.noteFirstByte(rc.i, rc.firstAt)
-			x.endRace(r, rc, rt.cfg.Model)
-			if rc.hedge {
+			x.noteFirstByte(a)
+			x.endRace(r, a, rt.cfg.Model)
+			if a.hedge {
 				x.s.opts.Metrics.Hedge(rt.cfg.Model, metrics.HedgeWon)
 			}
-			return x.settle(rc.i, rc.up, rc.lease, x.commit(rc.st), true, plan)
+			return x.settle(a, x.commit(a), true, plan)
 		}
-		if rc.hedge {
+		if a.hedge {
 			x.s.opts.Metrics.Hedge(rt.cfg.Model, metrics.HedgeLost)
 		}
-		if x.settle(rc.i, rc.up, rc.lease, rc.o, false, plan) {
+		if x.settle(a, a.o, false, plan) {
 			return true
 		}
 	}
 }
 
-// launch starts the start half of an attempt on up on its own goroutine.
-func (x *exchange) launch(ctx context.Context, r *race, up *upstream, lease state.Lease, rt *route, model string, body []byte, hedge bool) *racer {
-	x.tally.attempts++
-	i := x.noteTry(up, hedge)
-	if x.tracing() {
-		ctx = x.traceAttempt(ctx, i, up, model, hedge)
-	}
-	rctx, cancel := context.WithCancelCause(ctx)
-	rc := &racer{i: i, up: up, lease: lease, hedge: hedge, cancel: cancel}
-	r.all = append(r.all, rc)
-	rs, clk := rt.cfg.RouteSettings, x.s.opts.Clock
-	x.s.opts.Go(func() {
-		rc.st, rc.o = x.start(rctx, up, rs, model, body)
-		if rc.st != nil {
-			rc.firstAt = clk.Now()
-		}
-		if !r.post(rc) {
-			_ = x.lose(rc, rt.cfg.Model)
+// launch starts an attempt on up whose start runs on its own goroutine
+// and hands it to the race when it ends; once the race is over, the
+// attempt ends itself there. The server counts it until then
+// (Server.Drain).
+func (x *exchange) launch(ctx context.Context, r *race, up *upstream, lease state.Lease, rt *route, model string, body []byte, hedge bool) *attempt {
+	a, actx := x.newAttempt(ctx, up, lease, rt, model, body, hedge)
+	r.all = append(r.all, a)
+	s, route := x.s, rt.cfg.Model
+	s.attempts.Add(1)
+	s.opts.Go(func() {
+		defer s.attempts.Done()
+		a.start(actx)
+		if !r.post(a) {
+			_ = a.lose(route)
 		}
 	})
-	return rc
+	return a
 }
 
-// endRace ends r: every racer but winner is cancelled and, as each
-// unwinds (for up to lossWait), settled here; any slower one settles
-// itself when it ends.
-func (x *exchange) endRace(r *race, winner *racer, route string) {
+// endRace ends r: every attempt but winner is cancelled and, as each
+// unwinds (for up to lossWait), ended here; any slower one ends itself
+// when it unwinds.
+func (x *exchange) endRace(r *race, winner *attempt, route string) {
 	if r.over {
 		return
 	}
-	for _, rc := range r.all {
-		if rc != winner {
-			rc.cancel(errHedgeLost)
+	for _, a := range r.all {
+		if a != winner {
+			a.cancel(errHedgeLost)
 		}
 	}
 	clk := x.s.opts.Clock
@@ -231,40 +215,20 @@ func (x *exchange) endRace(r *race, winner *racer, route string) {
 		if left <= 0 {
 			break
 		}
-		rc := r.take(context.Background(), clk, left)
-		if rc == nil {
+		a := r.take(context.Background(), clk, left)
+		if a == nil {
 			break
 		}
-		x.noteEnd(rc.i, x.lose(rc, route), false)
+		x.noteEnd(a.i, a.lose(route), false)
 	}
-	for _, rc := range r.end() {
-		x.noteEnd(rc.i, x.lose(rc, route), false)
+	for _, a := range r.end() {
+		x.noteEnd(a.i, a.lose(route), false)
 	}
-	for _, rc := range r.all { // still unwinding: each settles itself
-		if t := &x.log.Tried[rc.i]; rc != winner && t.Outcome == "" {
-			x.noteEnd(rc.i, outcome.Of(outcome.Canceled, "hedge lost"), false)
+	for _, a := range r.all { // still unwinding: each ends itself
+		if t := &x.log.Tried[a.i]; a != winner && t.Outcome == "" {
+			x.noteEnd(a.i, outcome.Of(outcome.Canceled, "hedge lost"), false)
 		}
 	}
-}
-
-// lose settles a racer of a race that is over, and returns the outcome it
-// ended with: a started one is closed and ends cancelled with the tokens
-// its first event reported; one that failed on its own keeps its outcome,
-// so its breaker hears of it. It may run on the racer's own goroutine,
-// so it touches nothing of x but what done reads.
-func (x *exchange) lose(rc *racer, route string) outcome.Outcome {
-	o := rc.o
-	if rc.st != nil {
-		in, out := rc.st.tokensSoFar(x.codec)
-		rc.st.close()
-		o = outcome.Outcome{Class: outcome.Canceled, Detail: "hedge lost", InputTokens: in, OutputTokens: out}
-	}
-	if rc.hedge {
-		x.s.opts.Metrics.Hedge(route, metrics.HedgeLost)
-	}
-	o.Hedge = rc.hedge
-	x.done(rc.up, rc.lease, o, bindNone)
-	return o
 }
 
 // hedgeDelay is how long an attempt on up may go without its first byte

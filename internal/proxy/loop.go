@@ -38,6 +38,9 @@ type tally struct {
 	retryIn  time.Duration // shortest wait seen: a 429's cooldown, an open breaker, a full limit
 	queueErr error         // why waiting for a slot failed, when nothing was attempted
 	found    bool          // some upstream serves the model or a fallback
+	// incompatible is the first feature that filtered every candidate of a
+	// plan, for the 400 when nothing else was left.
+	incompatible string
 }
 
 // failure is one candidate that did not serve the request.
@@ -74,7 +77,7 @@ func (x *exchange) loop(ctx context.Context, rt *route) error {
 		}
 		return newError(ErrModelNotFound, fmt.Sprintf("no upstream serves model %q", x.model))
 	}
-	if x.tally.attempts == 0 && x.tr.incompatible != "" && ctx.Err() == nil {
+	if x.tally.attempts == 0 && x.tally.incompatible != "" && ctx.Err() == nil {
 		return x.incompatibleError()
 	}
 	return x.exhausted()
@@ -141,19 +144,20 @@ func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*ups
 	if x.tr.client != nil {
 		x.markCompatible(cands, ups, model)
 	}
-	x.markPinned(cands)
+	x.pinned.markPinned(cands)
 	req := balancer.Request{
 		RequestID: x.log.ID, Model: model, Key: x.key.cfg.Name, Stream: x.stream, K: 1 + rt.cfg.Retries,
 		BodyLen: bodyLen,
 	}
 	x.pin(ctx, &req, rt)
 	plan := rt.bal.Plan(req, cands)
-	if x.tracing() {
-		x.tracePlan(&plan.Decision)
+	if x.trace != nil {
+		plan.Decision.TraceID = x.log.TraceID
+		x.trace.plan(&plan.Decision)
 	}
 	if len(plan.Order)+len(plan.Waitable) == 0 {
 		x.noteIncompatible(&plan.Decision)
-		x.notePinned(&plan.Decision)
+		x.pinned.notePinned(&plan.Decision, &x.tally)
 	}
 	if x.session.id != "" && rt.affinityOn {
 		x.s.opts.Metrics.Affinity(plan.Decision.Affinity.Result)
@@ -193,11 +197,40 @@ func (x *exchange) runPlan(ctx context.Context, plan balancer.Plan, rt *route, m
 		if up == nil {
 			return false
 		}
-		i, o, committed := x.attempt(ctx, up, rt, model, body)
-		if x.settle(i, up, lease, o, committed, &plan) {
-			return true
+		a, actx := x.newAttempt(ctx, up, lease, rt, model, body, false)
+		if !a.start(actx) {
+			if x.settle(a, a.o, false, &plan) {
+				return true
+			}
+			continue
 		}
+		x.noteFirstByte(a)
+		return x.settle(a, x.commit(a), true, &plan)
 	}
+}
+
+// newAttempt makes an attempt on up, admitted with lease, and notes it in
+// the request log (and the trace); actx is the attempt's own context,
+// which its cancel ends.
+func (x *exchange) newAttempt(ctx context.Context, up *upstream, lease state.Lease, rt *route, model string, body []byte, hedge bool) (a *attempt, actx context.Context) {
+	x.tally.attempts++
+	x.log.Tried = append(x.log.Tried, store.Attempt{Upstream: up.cfg.Name, Start: x.s.opts.Clock.Now().Sub(x.began), Hedge: hedge})
+	i := len(x.log.Tried) - 1
+	if x.trace != nil {
+		ctx = x.trace.attempt(ctx, &x.request, i, x.began.Add(x.log.Tried[i].Start), up, model, hedge)
+	}
+	actx, cancel := context.WithCancelCause(ctx)
+	a = &attempt{req: &x.request, up: up, lease: lease, rs: rt.cfg.RouteSettings, model: model, body: body,
+		i: i, hedge: hedge, cancel: cancel}
+	return a, actx
+}
+
+// commit commits a started attempt: its answer goes to the client.
+func (x *exchange) commit(a *attempt) outcome.Outcome {
+	if x.trace != nil {
+		x.trace.respModel = a.respModel
+	}
+	return a.commit(&reply{w: x.w, log: &x.log, pin: &x.pinned, attempts: x.tally.attempts, raced: x.raced})
 }
 
 // cursor walks a plan's candidates: its order, then its waitable ones
@@ -250,6 +283,7 @@ func (x *exchange) claim(ctx context.Context, c *cursor, rt *route, hedge bool) 
 		}
 		up := x.cat.byName[name]
 		lease, skip := x.admit(ctx, up, waitable)
+		x.noteSkip(skip)
 		if skip.full && up.cfg.Queue.Enabled {
 			// Its last slot went to a concurrent request since planning:
 			// queue for it after the rest of the order.
@@ -258,8 +292,8 @@ func (x *exchange) claim(ctx context.Context, c *cursor, rt *route, hedge bool) 
 		}
 		if lease == nil {
 			x.tally.failures = append(x.tally.failures, failure{upstream: name, detail: skip.reason, class: outcome.Canceled})
-			if x.tracing() {
-				x.traceSkip(name, skip.reason)
+			if x.trace != nil {
+				x.trace.skip(x.s.opts.Clock.Now(), name, skip.reason)
 			}
 			continue
 		}
@@ -277,7 +311,9 @@ func (x *exchange) claim(ctx context.Context, c *cursor, rt *route, hedge bool) 
 func (x *exchange) claimHedge(ctx context.Context, c *cursor) (*upstream, state.Lease) {
 	for j := c.i; j < len(c.order) && ctx.Err() == nil; j++ {
 		up := x.cat.byName[c.order[j]]
-		if lease, _ := x.admit(ctx, up, false); lease != nil {
+		lease, skip := x.admit(ctx, up, false)
+		x.noteSkip(skip)
+		if lease != nil {
 			c.take(j)
 			return up, lease
 		}
@@ -285,19 +321,30 @@ func (x *exchange) claimHedge(ctx context.Context, c *cursor) (*upstream, state.
 	return nil, nil
 }
 
-// settle ends an attempt's lease with its outcome and reports whether the
-// request is over: the attempt was committed, or the client has gone.
-// Otherwise the failure is noted for the final error and the loop goes on.
-func (x *exchange) settle(i int, up *upstream, lease state.Lease, o outcome.Outcome, committed bool, plan *balancer.Plan) bool {
-	name := up.cfg.Name
-	x.noteEnd(i, o, committed)
-	o.Hedge = x.log.Tried[i].Hedge
-	// A success (re)binds the session.
-	var bind sessionBind
-	if o.Class == outcome.Success && x.session.key.Session != "" {
-		bind = bindingOf(plan.Decision.Affinity, name, x.session.policy.FailBack)
+// noteSkip keeps what a refused admission says for the final error:
+// when the refusal ends, and the queue's own refusal.
+func (x *exchange) noteSkip(sk skip) {
+	x.tally.noteRetry(sk.wait)
+	if sk.queueErr != nil {
+		x.tally.queueErr = sk.queueErr
 	}
-	x.done(up, lease, o, bind)
+}
+
+// settle ends attempt a with outcome o and reports whether the request is
+// over: the attempt was committed, or the client has gone. Otherwise the
+// failure is noted for the final error and the loop goes on.
+func (x *exchange) settle(a *attempt, o outcome.Outcome, committed bool, plan *balancer.Plan) bool {
+	name := a.up.cfg.Name
+	x.noteEnd(a.i, o, committed)
+	o.Hedge = a.hedge
+	// A success (re)binds the session.
+	var e state.Ending
+	if o.Class == outcome.Success && x.session.key.Session != "" {
+		if bind := bindingOf(plan.Decision.Affinity, name, x.session.policy.FailBack); bind != bindNone {
+			e.Bind = state.Bind{Key: x.session.key, Upstream: name, Policy: x.session.policy, StandIn: bind == bindStandIn}
+		}
+	}
+	a.end(o, e)
 	if o.Class == outcome.Canceled && x.r.Context().Err() != nil {
 		x.clientGone()
 		return true
@@ -321,35 +368,10 @@ func (x *exchange) clientGone() {
 	}
 }
 
-// attempt runs one attempt on up in its two halves: start sends it and
-// waits for its first byte; only then does commit relay it to the client.
-// committed reports that the client has the answer: no failover. i is the
-// attempt's place in the request log's list.
-func (x *exchange) attempt(ctx context.Context, up *upstream, rt *route, model string, body []byte) (i int, o outcome.Outcome, committed bool) {
-	x.tally.attempts++
-	i = x.noteTry(up, false)
-	if x.tracing() {
-		ctx = x.traceAttempt(ctx, i, up, model, false)
-	}
-	st, o := x.start(ctx, up, rt.cfg.RouteSettings, model, body)
-	if st == nil {
-		return i, o, false
-	}
-	x.noteFirstByte(i, x.s.opts.Clock.Now())
-	return i, x.commit(st), true
-}
-
-// noteTry records in the request log that an attempt on up starts now,
-// and returns its place in the list.
-func (x *exchange) noteTry(up *upstream, hedge bool) int {
-	x.log.Tried = append(x.log.Tried, store.Attempt{Upstream: up.cfg.Name, Start: x.s.opts.Clock.Now().Sub(x.began), Hedge: hedge})
-	return len(x.log.Tried) - 1
-}
-
-// noteFirstByte records when attempt i reached its first byte.
-func (x *exchange) noteFirstByte(i int, at time.Time) {
-	t := &x.log.Tried[i]
-	t.FirstByte = at.Sub(x.began) - t.Start
+// noteFirstByte records when a started attempt reached its first byte.
+func (x *exchange) noteFirstByte(a *attempt) {
+	t := &x.log.Tried[a.i]
+	t.FirstByte = a.firstAt.Sub(x.began) - t.Start
 }
 
 // noteEnd records how attempt i ended, and whether the client got its answer.
@@ -358,8 +380,8 @@ func (x *exchange) noteEnd(i int, o outcome.Outcome, won bool) {
 	t.End = x.s.opts.Clock.Now().Sub(x.began) - t.Start
 	t.Status, t.Outcome, t.Detail, t.Won = o.Status, o.Class.String(), o.Detail, won
 	t.InputTokens, t.OutputTokens = o.InputTokens, o.OutputTokens
-	if x.tracing() {
-		x.traceAttemptEnd(i, o, won)
+	if x.trace != nil {
+		x.trace.attemptEnd(i, t, x.began, o, won)
 	}
 }
 

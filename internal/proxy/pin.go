@@ -23,6 +23,8 @@ import (
 type statePin struct {
 	// codec reads the state ids; nil for a protocol without state.
 	codec codec.Stateful
+	// pins records and finds the holders: the state driver's.
+	pins affinity.Pins
 	// conversation is the request's conversation, pinned again with the
 	// answer's upstream.
 	conversation affinity.StateRef
@@ -36,25 +38,24 @@ type statePin struct {
 	pending bool
 }
 
-// findHolder looks up, for a request of a stateful protocol, the upstream
+// find looks up, for a request of a stateful protocol, the upstream
 // that holds the response or conversation it refers to: its
 // previous_response_id first, then its conversation. An id the pins do
 // not know leaves the request to normal routing (its upstream answers 404
 // itself when it does not hold it either).
-func (x *exchange) findHolder(ctx context.Context) {
-	sc, ok := x.codec.(codec.Stateful)
+func (p *statePin) find(ctx context.Context, pins affinity.Pins, c codec.Codec, body []byte) {
+	sc, ok := c.(codec.Stateful)
 	if !ok {
 		return
 	}
-	p := &x.pinned
-	p.codec = sc
-	prev, conv := sc.RequestState(x.body)
+	p.codec, p.pins = sc, pins
+	prev, conv := sc.RequestState(body)
 	p.conversation = affinity.ConversationRef(conv)
 	refs := [2]affinity.StateRef{affinity.ResponseRef(prev), p.conversation}
 	if refs[0] == "" && refs[1] == "" {
 		return
 	}
-	if up, ref, found := x.s.opts.State.Holder(ctx, refs[:]...); found {
+	if up, ref, found := pins.Holder(ctx, refs[:]...); found {
 		p.holder, p.ref = up, ref
 		p.elsewhere = describeRef(ref) + " is held by " + up
 	}
@@ -71,22 +72,22 @@ func describeRef(ref affinity.StateRef) string {
 
 // markPinned filters, for a request pinned to its state's holder, every
 // other candidate (balancer.FilterPinnedElsewhere).
-func (x *exchange) markPinned(cands []balancer.Candidate) {
-	if x.pinned.holder == "" {
+func (p *statePin) markPinned(cands []balancer.Candidate) {
+	if p.holder == "" {
 		return
 	}
 	for i := range cands {
-		if cands[i].Name != x.pinned.holder {
-			cands[i].PinnedElsewhere = x.pinned.elsewhere
+		if cands[i].Name != p.holder {
+			cands[i].PinnedElsewhere = p.elsewhere
 		}
 	}
 }
 
 // notePinned records, for a pinned request's plan that left nothing to
 // try, why its holder was not available, for the client's error.
-func (x *exchange) notePinned(d *balancer.Decision) {
-	h := x.pinned.holder
-	if h == "" || x.tally.noted(h) {
+func (p *statePin) notePinned(d *balancer.Decision, t *tally) {
+	h := p.holder
+	if h == "" || t.noted(h) {
 		return
 	}
 	detail := "not a candidate (removed, or not serving this model for this key)"
@@ -95,7 +96,7 @@ func (x *exchange) notePinned(d *balancer.Decision) {
 			detail = r.ReasonText()
 		}
 	}
-	x.tally.failures = append(x.tally.failures, failure{upstream: h, detail: detail, class: outcome.Canceled})
+	t.failures = append(t.failures, failure{upstream: h, detail: detail, class: outcome.Canceled})
 }
 
 // pinnedError turns the error of a pinned request that no upstream served
@@ -116,47 +117,47 @@ func (x *exchange) pinnedError(err error) error {
 	return e
 }
 
-// pinAnswer records, before a committed answer reaches the client, the
+// answer records, before a committed answer reaches the client, the
 // state it carries with its upstream: a whole success's response and
 // conversation ids now, a stream's from its first event that carries the
-// response (pinEvent). A translated answer holds no upstream's state (its
+// response (event). A translated answer holds no upstream's state (its
 // ids are the gateway's): nothing is recorded.
-func (x *exchange) pinAnswer(st *started) {
-	if x.pinned.codec == nil || st.wire != nil {
+func (p *statePin) answer(a *attempt) {
+	if p.codec == nil || a.wire != nil {
 		return
 	}
-	if st.first != nil {
-		x.pinned.pending = true
+	if a.first != nil {
+		p.pending = true
 		return
 	}
-	if st.class != outcome.Success {
+	if a.class != outcome.Success {
 		return
 	}
-	id, conv := x.pinned.codec.AnswerState(st.body)
-	x.pinRefs(st.up.cfg.Name, id, conv)
+	id, conv := p.codec.AnswerState(a.body)
+	p.pinRefs(a.req.r.Context(), a.up.cfg.Name, id, conv)
 }
 
-// pinEvent records the state of a committed stream's event, if it carries
-// the response, before it is relayed.
-func (x *exchange) pinEvent(st *started, ev *codec.Event) {
-	id, conv, ok := x.pinned.codec.EventState(ev)
+// event records the state of a committed stream's event, if it carries
+// the response, before it is relayed; ctx is the client's request's.
+func (p *statePin) event(ctx context.Context, upstream string, ev *codec.Event) {
+	id, conv, ok := p.codec.EventState(ev)
 	if !ok {
 		return
 	}
-	x.pinned.pending = false
-	x.pinRefs(st.up.cfg.Name, id, conv)
+	p.pending = false
+	p.pinRefs(ctx, upstream, id, conv)
 }
 
 // pinRefs pins the response id and the answer's and request's
 // conversations to upstream. The pin outlives the client's request: a
 // client that leaves does not undo the response the upstream stored.
-func (x *exchange) pinRefs(upstream, id, conv string) {
-	refs := [3]affinity.StateRef{affinity.ResponseRef(id), affinity.ConversationRef(conv), x.pinned.conversation}
+func (p *statePin) pinRefs(ctx context.Context, upstream, id, conv string) {
+	refs := [3]affinity.StateRef{affinity.ResponseRef(id), affinity.ConversationRef(conv), p.conversation}
 	if refs[2] == refs[1] {
 		refs[2] = ""
 	}
 	if refs[0] == "" && refs[1] == "" && refs[2] == "" {
 		return
 	}
-	x.s.opts.State.Pin(context.WithoutCancel(x.r.Context()), upstream, refs[:]...)
+	p.pins.Pin(context.WithoutCancel(ctx), upstream, refs[:]...)
 }

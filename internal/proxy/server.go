@@ -5,16 +5,19 @@
 package proxy
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -82,6 +85,10 @@ type Server struct {
 	// copy per request.
 	upstream http.RoundTripper
 	catalog  atomic.Pointer[Catalog]
+	// attempts counts the attempts of hedged races that may still be
+	// running after their request's handler returned: each ends itself
+	// (gives its lease back) when it unwinds. Drain waits for them.
+	attempts sync.WaitGroup
 }
 
 // New returns a Server routing with cat.
@@ -116,15 +123,47 @@ func New(opts Options, cat *Catalog) *Server {
 }
 
 // NewTransport returns the upstream transport: keep-alive pools sized for
-// many concurrent streams, HTTP/2 where the upstream offers it.
+// many concurrent streams, HTTP/2 where the upstream offers it. It starts
+// from http.DefaultTransport's settings (proxy from the environment, dial
+// and TLS timeouts) when that is still an *http.Transport.
 func NewTransport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if ok {
+		t = t.Clone()
+	} else { // replaced by the program: start from the same defaults
+		t = &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		}
+	}
 	t.MaxIdleConns = 1024
 	t.MaxIdleConnsPerHost = 256
 	t.IdleConnTimeout = 90 * time.Second
 	t.TLSHandshakeTimeout = 10 * time.Second
 	t.ExpectContinueTimeout = 0
 	return t
+}
+
+// Drain waits until every attempt of a finished hedged race has ended
+// and given its lease back, or ctx ends first (then its error). Shutdown
+// calls it after the HTTP server has stopped, so that no slot, reservation
+// or shared lease is left behind.
+func (s *Server) Drain(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		s.attempts.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("draining hedged attempts: %w", ctx.Err())
+	}
 }
 
 // SetCatalog swaps in a new routing table. Requests already in flight finish

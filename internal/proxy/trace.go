@@ -5,6 +5,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/otel/attribute"
@@ -14,6 +15,7 @@ import (
 
 	"switchyard/internal/balancer"
 	"switchyard/internal/outcome"
+	"switchyard/internal/store"
 	"switchyard/internal/tracing"
 )
 
@@ -54,23 +56,19 @@ var operations = map[string]string{
 }
 
 // operation is gen_ai.operation.name of the client's protocol.
-func (x *exchange) operation() string {
-	if op, ok := operations[x.codec.Name()]; ok {
+func (q *request) operation() string {
+	if op, ok := operations[q.codec.Name()]; ok {
 		return op
 	}
 	return "chat"
 }
 
-// tracing reports whether the request is traced. Every other trace
-// method is called only when it is, so that a gateway without a tracer
-// pays one nil check per step and no allocation.
-func (x *exchange) tracing() bool { return x.trace != nil }
-
 // traced is a traced request's spans and what its server span is given
 // at its end, gathered on the way. It is allocated only when tracing is
 // on, so that an exchange without it stays as small as it was.
 type traced struct {
-	span trace.Span // the server span
+	tracer trace.Tracer
+	span   trace.Span // the server span
 	// spans are the attempts' spans, by their place in log.Tried, until
 	// they end; spanBuf holds the first ones.
 	spans   []trace.Span
@@ -82,19 +80,21 @@ type traced struct {
 	respModel          string // the model the committed answer says served it
 }
 
-// traceStart opens the request's server span, continuing the client's
-// traceparent, and carries it in the request's context from here on.
-func (x *exchange) traceStart(route string) {
-	ctx := tracing.Propagator.Extract(x.r.Context(), propagation.HeaderCarrier(x.r.Header))
-	x.trace = &traced{}
-	ctx, x.trace.span = x.s.opts.Tracer.Start(ctx, x.r.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithTimestamp(x.began), trace.WithAttributes(
-			attrMethod.String(x.r.Method), attrRoute.String(route), attrRequestID.String(x.log.ID)))
-	x.r = x.r.WithContext(ctx)
-	x.trace.recording = x.trace.span.IsRecording()
-	if sc := x.trace.span.SpanContext(); sc.IsValid() {
-		x.log.TraceID = sc.TraceID().String()
+// startTrace opens the request's server span, continuing the client's
+// traceparent, and carries it in the request's context from here on; the
+// trace id goes to the request's log.
+func startTrace(q *request, route string, log *store.RequestLog) *traced {
+	ctx := tracing.Propagator.Extract(q.r.Context(), propagation.HeaderCarrier(q.r.Header))
+	t := &traced{tracer: q.s.opts.Tracer}
+	ctx, t.span = t.tracer.Start(ctx, q.r.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithTimestamp(q.began), trace.WithAttributes(
+			attrMethod.String(q.r.Method), attrRoute.String(route), attrRequestID.String(log.ID)))
+	q.r, q.traced = q.r.WithContext(ctx), true
+	t.recording = t.span.IsRecording()
+	if sc := t.span.SpanContext(); sc.IsValid() {
+		log.TraceID = sc.TraceID().String()
 	}
+	return t
 }
 
 // spanRoute is the server span's route: the path, with a Gemini path's
@@ -106,21 +106,20 @@ func spanRoute(path string, cl call) string {
 	return strings.Replace(path, "/"+cl.model+":", "/{model}:", 1)
 }
 
-// traceEnd closes the server span with what the request log says of the
+// end closes the server span with what the request log says of the
 // request and how its last plan was made. The attempts' spans carry the
 // upstream side: provider, models, tokens.
-func (x *exchange) traceEnd() {
-	if !x.trace.recording {
+func (t *traced) end(l *store.RequestLog, began time.Time) {
+	if !t.recording {
 		return // sampled out: nothing to record
 	}
-	l := &x.log
 	attrs := make([]attribute.KeyValue, 0, 8)
 	attrs = append(attrs, attrStatus.Int(l.Status), attrReqModel.String(l.Model), attrAttempts.Int(l.Attempts))
-	if x.trace.strategy != "" {
-		attrs = append(attrs, attrStrategy.String(x.trace.strategy))
+	if t.strategy != "" {
+		attrs = append(attrs, attrStrategy.String(t.strategy))
 	}
-	if x.trace.affinity != "" {
-		attrs = append(attrs, attrAffinity.String(x.trace.affinity))
+	if t.affinity != "" {
+		attrs = append(attrs, attrAffinity.String(t.affinity))
 	}
 	if l.Upstream != "" {
 		attrs = append(attrs, attrUpstream.String(l.Upstream), attrTranslated.Bool(l.Translated != ""))
@@ -128,18 +127,17 @@ func (x *exchange) traceEnd() {
 	if l.Status >= 400 || l.ErrorClass != "" {
 		attrs = append(attrs, attrErrorType.String(cmp.Or(l.ErrorClass, strconv.Itoa(l.Status))))
 		if l.Status >= 500 || l.Status == 499 {
-			x.trace.span.SetStatus(codes.Error, l.Error)
+			t.span.SetStatus(codes.Error, l.Error)
 		}
 	}
-	x.trace.span.SetAttributes(attrs...)
-	x.trace.span.End(trace.WithTimestamp(x.began.Add(l.Latency)))
+	t.span.SetAttributes(attrs...)
+	t.span.End(trace.WithTimestamp(began.Add(l.Latency)))
 }
 
-// tracePlan records a plan on the server span: an event with the order
-// and every candidate left out with the reason ("name: filter (detail)").
-func (x *exchange) tracePlan(d *balancer.Decision) {
-	d.TraceID = x.log.TraceID
-	if !x.trace.recording {
+// plan records a plan on the server span: an event with the order and
+// every candidate left out with the reason ("name: filter (detail)").
+func (t *traced) plan(d *balancer.Decision) {
+	if !t.recording {
 		return
 	}
 	attrs := make([]attribute.KeyValue, 1, 4)
@@ -163,74 +161,75 @@ func (x *exchange) tracePlan(d *balancer.Decision) {
 	if d.Affinity.Result != "" {
 		attrs = append(attrs, attrAffinity.String(d.Affinity.Result))
 	}
-	x.trace.span.AddEvent("switchyard.plan", trace.WithTimestamp(d.At), trace.WithAttributes(attrs...))
-	x.trace.strategy, x.trace.affinity = d.Strategy, d.Affinity.Result
+	t.span.AddEvent("switchyard.plan", trace.WithTimestamp(d.At), trace.WithAttributes(attrs...))
+	t.strategy, t.affinity = d.Strategy, d.Affinity.Result
 }
 
-// traceSkip records on the server span a candidate of the plan that was
+// skip records on the server span a candidate of the plan that was
 // passed over when its turn came (full, cooling down since planning, …).
-func (x *exchange) traceSkip(name, reason string) {
-	if !x.trace.recording {
+func (t *traced) skip(now time.Time, name, reason string) {
+	if !t.recording {
 		return
 	}
-	x.trace.span.AddEvent("switchyard.skip", trace.WithTimestamp(x.s.opts.Clock.Now()),
+	t.span.AddEvent("switchyard.skip", trace.WithTimestamp(now),
 		trace.WithAttributes(attrUpstream.String(name), attrReason.String(reason)))
 }
 
-// traceAttempt opens attempt i's span, a child of the server span, and
-// returns ctx carrying it: its traceparent goes upstream.
-func (x *exchange) traceAttempt(ctx context.Context, i int, up *upstream, model string, hedge bool) context.Context {
+// attempt opens attempt i's span, a child of the server span, starting
+// at, and returns ctx carrying it: its traceparent goes upstream.
+func (t *traced) attempt(ctx context.Context, q *request, i int, at time.Time, up *upstream, model string, hedge bool) context.Context {
 	var span trace.Span
-	if !x.trace.recording { // a span all the same: its id goes upstream
-		ctx, span = x.s.opts.Tracer.Start(ctx, "")
+	if !t.recording { // a span all the same: its id goes upstream
+		ctx, span = t.tracer.Start(ctx, "")
 	} else {
 		upModel := up.upstreamModel(model)
-		op := x.operation()
-		ctx, span = x.s.opts.Tracer.Start(ctx, op+" "+upModel, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithTimestamp(x.began.Add(x.log.Tried[i].Start)), trace.WithAttributes(
+		op := q.operation()
+		ctx, span = t.tracer.Start(ctx, op+" "+upModel, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithTimestamp(at), trace.WithAttributes(
 				attrUpstream.String(up.cfg.Name), attrAttempt.Int(i+1), attrHedge.Bool(hedge),
 				attrSystem.String(up.system), attrOperation.String(op), attrReqModel.String(upModel),
 			))
 	}
-	if i < len(x.trace.spanBuf) && x.trace.spans == nil {
-		x.trace.spans = x.trace.spanBuf[:0]
+	if i < len(t.spanBuf) && t.spans == nil {
+		t.spans = t.spanBuf[:0]
 	}
-	for len(x.trace.spans) <= i {
-		x.trace.spans = append(x.trace.spans, nil)
+	for len(t.spans) <= i {
+		t.spans = append(t.spans, nil)
 	}
-	x.trace.spans[i] = span
+	t.spans[i] = span
 	return ctx
 }
 
-// traceAttemptEnd closes attempt i's span with how it ended.
-func (x *exchange) traceAttemptEnd(i int, o outcome.Outcome, won bool) {
-	if i >= len(x.trace.spans) || x.trace.spans[i] == nil {
+// attemptEnd closes attempt i's span with how it ended (tr, its entry in
+// the request log); began is when the request began.
+func (t *traced) attemptEnd(i int, tr *store.Attempt, began time.Time, o outcome.Outcome, won bool) {
+	if i >= len(t.spans) || t.spans[i] == nil {
 		return
 	}
-	span, t := x.trace.spans[i], &x.log.Tried[i]
-	x.trace.spans[i] = nil
-	if !x.trace.recording {
+	span := t.spans[i]
+	t.spans[i] = nil
+	if !t.recording {
 		return
 	}
 	attrs := make([]attribute.KeyValue, 0, 6)
-	attrs = append(attrs, attrOutcome.String(t.Outcome))
-	if t.Status != 0 {
-		attrs = append(attrs, attrStatus.Int(t.Status))
+	attrs = append(attrs, attrOutcome.String(tr.Outcome))
+	if tr.Status != 0 {
+		attrs = append(attrs, attrStatus.Int(tr.Status))
 	}
-	if t.InputTokens > 0 || t.OutputTokens > 0 || won {
-		attrs = append(attrs, attrInTokens.Int64(t.InputTokens), attrOutTokens.Int64(t.OutputTokens))
+	if tr.InputTokens > 0 || tr.OutputTokens > 0 || won {
+		attrs = append(attrs, attrInTokens.Int64(tr.InputTokens), attrOutTokens.Int64(tr.OutputTokens))
 	}
-	if won && x.trace.respModel != "" {
-		attrs = append(attrs, attrRespModel.String(x.trace.respModel))
+	if won && t.respModel != "" {
+		attrs = append(attrs, attrRespModel.String(t.respModel))
 	}
 	if o.Class != outcome.Success {
 		attrs = append(attrs, attrErrorType.String(errorType(o)))
 		if o.Class != outcome.Canceled {
-			span.SetStatus(codes.Error, t.Detail)
+			span.SetStatus(codes.Error, tr.Detail)
 		}
 	}
 	span.SetAttributes(attrs...)
-	span.End(trace.WithTimestamp(x.began.Add(t.Start + t.End)))
+	span.End(trace.WithTimestamp(began.Add(tr.Start + tr.End)))
 }
 
 // errorType is an attempt's error.type: the failure's kind (status_5xx,

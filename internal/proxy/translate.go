@@ -26,9 +26,6 @@ type translation struct {
 	once   sync.Once // decodes req: the attempts of a hedged request race to it
 	req    *codec.Request
 	err    error // why the request could not be decoded
-	// incompatible is the first feature that filtered every candidate of a
-	// plan, for the 400 when nothing else was left.
-	incompatible string
 }
 
 // canonical decodes the client's request once.
@@ -58,9 +55,9 @@ func translates(c codec.Codec, rs config.RouteSettings) codec.Translator {
 // wire returns the protocol an attempt on up for model speaks: nil when it
 // is the client's own (passthrough), else the protocol the request is
 // translated into.
-func (x *exchange) wire(up *upstream, model string) codec.Translator {
+func (q *request) wire(up *upstream, model string) codec.Translator {
 	f := up.family(model)
-	if f == x.codec.Family() {
+	if f == q.codec.Family() {
 		return nil
 	}
 	return codec.ForFamily(f)
@@ -70,18 +67,18 @@ func (x *exchange) wire(up *upstream, model string) codec.Translator {
 // (DESIGN.md §9): a candidate of another family is incompatible when the
 // request uses something its protocol cannot express, or cannot be
 // translated at all.
-func (x *exchange) markCompatible(cands []balancer.Candidate, ups []*upstream, model string) {
+func (q *request) markCompatible(cands []balancer.Candidate, ups []*upstream, model string) {
 	for i, up := range ups {
-		target := x.wire(up, model)
+		target := q.wire(up, model)
 		if target == nil {
-			if f := up.family(model); f != x.codec.Family() {
+			if f := up.family(model); f != q.codec.Family() {
 				cands[i].Incompatible = "protocol " + f.String()
 			}
 			continue
 		}
 		c := &cands[i]
 		c.Translate = target.Name()
-		req, err := x.tr.canonical(x.body, x.model, x.stream)
+		req, err := q.tr.canonical(q.body, q.model, q.stream)
 		switch {
 		case err != nil:
 			c.Incompatible = "request cannot be translated"
@@ -110,78 +107,63 @@ func (x *exchange) noteIncompatible(d *balancer.Decision) {
 		}
 	}
 	if all {
-		x.tr.incompatible = feature
+		x.tally.incompatible = feature
 	}
 }
 
 // incompatibleError is the 400 for a request no candidate can express.
 func (x *exchange) incompatibleError() error {
 	msg := "no upstream of model " + strconv.Quote(x.model) + " can serve this request: "
-	if x.tr.err != nil && x.tr.incompatible == "request cannot be translated" {
+	if x.tr.err != nil && x.tally.incompatible == "request cannot be translated" {
 		return newError(ErrInvalidRequest, msg+x.tr.err.Error())
 	}
-	return newError(ErrIncompatible, msg+"incompatible: "+x.tr.incompatible+" is not supported by their protocols")
-}
-
-// encodeFor returns the request body for an attempt on up in protocol
-// target, with the model the upstream knows.
-func (x *exchange) encodeFor(target codec.Translator, rs config.RouteSettings, upModel string) ([]byte, error) {
-	req, err := x.tr.canonical(x.body, x.model, x.stream)
-	if err != nil {
-		return nil, err
-	}
-	return target.EncodeRequest(req, upModel, codec.EncodeOptions{DefaultMaxTokens: rs.DefaultMaxTokens})
+	return newError(ErrIncompatible, msg+"incompatible: "+x.tally.incompatible+" is not supported by their protocols")
 }
 
 // translateWhole turns a translated attempt's whole success answer into the
 // client's protocol.
-func (x *exchange) translateWhole(st *started) outcome.Outcome {
-	resp, err := st.wire.DecodeResponse(st.body)
+func (a *attempt) translateWhole() outcome.Outcome {
+	resp, err := a.wire.DecodeResponse(a.body)
 	if err != nil {
 		return outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorMalformed,
-			Detail: "malformed upstream response (" + st.wire.Name() + "): " + err.Error()}
+			Detail: "malformed upstream response (" + a.wire.Name() + "): " + err.Error()}
 	}
 	if resp.Model == "" { // Bedrock's Converse names none
-		resp.Model = x.model
+		resp.Model = a.req.model
 	}
-	st.body = x.tr.client.EncodeResponse(resp)
-	st.usage = &resp.Usage
+	a.body = a.req.tr.client.EncodeResponse(resp)
+	a.usage = &resp.Usage
 	return outcome.Outcome{Class: outcome.Success}
 }
 
 // translateError turns a translated attempt's client-error answer into the
 // client's protocol's error shape.
-func (x *exchange) translateError(st *started) {
-	e := st.wire.DecodeError(st.resp.StatusCode, st.body)
+func (a *attempt) translateError() {
+	e := a.wire.DecodeError(a.resp.StatusCode, a.body)
 	if e.Status == 0 {
-		e.Status = st.resp.StatusCode
+		e.Status = a.resp.StatusCode
 	}
-	st.body = x.codec.ErrorBody(e)
+	a.body = a.req.codec.ErrorBody(e)
 }
 
 // translateFirst decodes a translated stream's first event. An error event
 // first, or an event that is not of the upstream's protocol, fails over:
 // nothing has reached the client yet.
-func (x *exchange) translateFirst(st *started, ev *codec.Event) outcome.Outcome {
-	st.dec = st.wire.NewStreamDecoder()
-	chunks, err := st.dec.Decode(ev, nil)
+func (a *attempt) translateFirst(ev *codec.Event) outcome.Outcome {
+	a.dec = a.wire.NewStreamDecoder()
+	chunks, err := a.dec.Decode(ev, nil)
 	if err != nil {
 		return outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorMalformed,
-			Detail: "malformed upstream stream (" + st.wire.Name() + "): " + err.Error()}
+			Detail: "malformed upstream stream (" + a.wire.Name() + "): " + err.Error()}
 	}
 	for i := range chunks {
 		if c := &chunks[i]; c.Type == codec.ChunkError {
-			return x.firstEventError(st, c.Err)
+			return a.firstEventError(c.Err)
 		}
 	}
-	st.pending = chunks
+	a.pending = chunks
 	return outcome.Outcome{Class: outcome.Success}
 }
-
-// firstErrorEvent returns the error of a passed-through stream whose first
-// event is its protocol's error event (Anthropic's overloaded_error, an
-// OpenAI {"error":…} data line); nil for any other event.
-func (x *exchange) firstErrorEvent(ev *codec.Event) *codec.Error { return errorEventOf(x.codec, ev) }
 
 // errorEventOf returns the error ev carries when it is protocol c's error
 // event, read by c's own stream decoder; nil for any other event. Only an
@@ -217,14 +199,14 @@ func looksLikeError(ev *codec.Event) bool {
 // firstEventError classifies a stream whose first event is an error: a
 // throttling error (429) cools the upstream down like a 429 answer, any
 // other fails over as a server error.
-func (x *exchange) firstEventError(st *started, e *codec.Error) outcome.Outcome {
+func (a *attempt) firstEventError(e *codec.Error) outcome.Outcome {
 	detail := "stream began with an error: " + errorText(e)
 	if e == nil || e.Status != http.StatusTooManyRequests {
 		return outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorStatus5xx, Detail: detail}
 	}
-	name := st.up.cfg.Name
-	cd := x.s.opts.State.RateLimited(name, st.resp.Header, nil, 0)
-	x.s.opts.Metrics.RateLimited(name, limitLabel(cd.LimitType))
+	name, o := a.up.cfg.Name, &a.req.s.opts
+	cd := o.State.RateLimited(name, a.resp.Header, nil, 0)
+	o.Metrics.RateLimited(name, limitLabel(cd.LimitType))
 	return outcome.Outcome{Class: outcome.RateLimited, Status: http.StatusTooManyRequests, Detail: detail,
 		Cooldown: cd.Wait, LimitType: cd.LimitType}
 }
@@ -238,11 +220,6 @@ func errorText(e *codec.Error) string {
 		return e.Type + ": " + e.Message
 	}
 	return e.Message
-}
-
-// translatedName is the X-Switchyard-Translated value: client->upstream.
-func (x *exchange) translatedName(st *started) string {
-	return x.codec.Name() + "->" + st.wire.Name()
 }
 
 // noteUsage keeps the latest usage a chunk carries and counts the deltas
@@ -261,88 +238,4 @@ func noteUsage(s *codec.StreamState, c *codec.Chunk) {
 			s.Out = c.Usage.Output
 		}
 	}
-}
-
-// eventRelay turns one upstream stream event into what the client gets.
-type eventRelay interface {
-	// relay returns the bytes to write for ev and updates s (usage, the
-	// terminal event). An error means ev broke the stream: out is still
-	// written, then the client's error event.
-	relay(ev *codec.Event, s *codec.StreamState) (out []byte, err error)
-	// end returns the client's terminal event for an upstream stream that
-	// ended without its own (a provider whose streams may, OpenStreamEnd).
-	end(s *codec.StreamState) []byte
-}
-
-// relayFor returns the relay of st's stream.
-func (x *exchange) relayFor(st *started) eventRelay {
-	if st.wire == nil {
-		return passRelay{x.codec}
-	}
-	req, _ := x.tr.canonical(x.body, x.model, x.stream)
-	return &translateRelay{dec: st.dec, enc: x.tr.client.NewStreamEncoder(req), pending: st.pending, primed: true, model: x.model}
-}
-
-// passRelay passes events through as they are.
-type passRelay struct{ c codec.Codec }
-
-// relay passes ev on; the upstream's own error event breaks the stream
-// (after it reaches the client, which then needs no second one), even
-// where the protocol's terminal-event scan counts it as the end.
-func (p passRelay) relay(ev *codec.Event, s *codec.StreamState) ([]byte, error) {
-	p.c.Observe(s, ev)
-	if e := errorEventOf(p.c, ev); e != nil {
-		s.Finished = false
-		return ev.Raw, &errorEvent{msg: errorText(e)}
-	}
-	return ev.Raw, nil
-}
-
-func (passRelay) end(*codec.StreamState) []byte { return nil }
-
-// translateRelay decodes the upstream's events into canonical chunks and
-// encodes them in the client's protocol.
-type translateRelay struct {
-	dec     codec.StreamDecoder
-	enc     codec.StreamEncoder
-	pending []codec.Chunk // the first event's chunks, decoded before commit
-	primed  bool          // pending holds the next event's chunks
-	model   string        // the client's model, for an answer that names none
-	chunks  []codec.Chunk
-	out     []byte
-}
-
-func (t *translateRelay) relay(ev *codec.Event, s *codec.StreamState) ([]byte, error) {
-	var err error
-	if t.primed {
-		t.chunks, t.pending, t.primed = t.pending, nil, false
-	} else {
-		t.chunks, err = t.dec.Decode(ev, t.chunks[:0])
-	}
-	t.out = t.out[:0]
-	for i := range t.chunks {
-		c := &t.chunks[i]
-		if c.Type == codec.ChunkStart && c.Model == "" {
-			c.Model = t.model
-		}
-		noteUsage(s, c)
-		t.out = t.enc.Encode(c, t.out)
-		if c.Type == codec.ChunkError && err == nil {
-			// The encoder wrote the client's error event: the stream is
-			// broken, not finished, and needs no second error event.
-			err = &errorEvent{msg: errorText(c.Err)}
-		}
-	}
-	s.Finished = t.dec.Done() && err == nil
-	return t.out, err
-}
-
-// errorEvent is an upstream stream's error event after commit, already
-// relayed to the client in its protocol.
-type errorEvent struct{ msg string }
-
-func (e *errorEvent) Error() string { return "upstream error event: " + e.msg }
-
-func (t *translateRelay) end(s *codec.StreamState) []byte {
-	return t.enc.Encode(&codec.Chunk{Type: codec.ChunkEnd, Usage: codec.Usage{Input: s.In, Output: s.Out}}, nil)
 }

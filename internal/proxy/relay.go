@@ -1,0 +1,91 @@
+package proxy
+
+import (
+	"switchyard/internal/codec"
+)
+
+// eventRelay turns one upstream stream event into what the client gets.
+type eventRelay interface {
+	// relay returns the bytes to write for ev and updates s (usage, the
+	// terminal event). An error means ev broke the stream: out is still
+	// written, then the client's error event.
+	relay(ev *codec.Event, s *codec.StreamState) (out []byte, err error)
+	// end returns the client's terminal event for an upstream stream that
+	// ended without its own (a provider whose streams may, OpenStreamEnd).
+	end(s *codec.StreamState) []byte
+}
+
+// relay returns the relay of the attempt's stream: the events as they
+// are, or through its codec pair.
+func (a *attempt) relay() eventRelay {
+	q := a.req
+	if a.wire == nil {
+		return passRelay{q.codec}
+	}
+	req, _ := q.tr.canonical(q.body, q.model, q.stream)
+	return &translateRelay{dec: a.dec, enc: q.tr.client.NewStreamEncoder(req), pending: a.pending, primed: true, model: q.model}
+}
+
+// passRelay passes events through as they are.
+type passRelay struct{ c codec.Codec }
+
+// relay passes ev on; the upstream's own error event breaks the stream
+// (after it reaches the client, which then needs no second one), even
+// where the protocol's terminal-event scan counts it as the end.
+func (p passRelay) relay(ev *codec.Event, s *codec.StreamState) ([]byte, error) {
+	p.c.Observe(s, ev)
+	if e := errorEventOf(p.c, ev); e != nil {
+		s.Finished = false
+		return ev.Raw, &errorEvent{msg: errorText(e)}
+	}
+	return ev.Raw, nil
+}
+
+func (passRelay) end(*codec.StreamState) []byte { return nil }
+
+// translateRelay decodes the upstream's events into canonical chunks and
+// encodes them in the client's protocol.
+type translateRelay struct {
+	dec     codec.StreamDecoder
+	enc     codec.StreamEncoder
+	pending []codec.Chunk // the first event's chunks, decoded before commit
+	primed  bool          // pending holds the next event's chunks
+	model   string        // the client's model, for an answer that names none
+	chunks  []codec.Chunk
+	out     []byte
+}
+
+func (t *translateRelay) relay(ev *codec.Event, s *codec.StreamState) ([]byte, error) {
+	var err error
+	if t.primed {
+		t.chunks, t.pending, t.primed = t.pending, nil, false
+	} else {
+		t.chunks, err = t.dec.Decode(ev, t.chunks[:0])
+	}
+	t.out = t.out[:0]
+	for i := range t.chunks {
+		c := &t.chunks[i]
+		if c.Type == codec.ChunkStart && c.Model == "" {
+			c.Model = t.model
+		}
+		noteUsage(s, c)
+		t.out = t.enc.Encode(c, t.out)
+		if c.Type == codec.ChunkError && err == nil {
+			// The encoder wrote the client's error event: the stream is
+			// broken, not finished, and needs no second error event.
+			err = &errorEvent{msg: errorText(c.Err)}
+		}
+	}
+	s.Finished = t.dec.Done() && err == nil
+	return t.out, err
+}
+
+// errorEvent is an upstream stream's error event after commit, already
+// relayed to the client in its protocol.
+type errorEvent struct{ msg string }
+
+func (e *errorEvent) Error() string { return "upstream error event: " + e.msg }
+
+func (t *translateRelay) end(s *codec.StreamState) []byte {
+	return t.enc.Encode(&codec.Chunk{Type: codec.ChunkEnd, Usage: codec.Usage{Input: s.In, Output: s.Out}}, nil)
+}
