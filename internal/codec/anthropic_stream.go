@@ -90,13 +90,32 @@ func (d *anthropicStreamDecoder) Decode(ev *Event, out []Chunk) ([]Chunk, error)
 	case "message_delta":
 		return d.messageDelta(s, out), nil
 	}
-	out = d.closeBlock(out) // message_stop
-	d.done = true
-	return append(out, Chunk{Type: ChunkEnd, StopReason: d.stop, StopSequence: d.stopSeq, Usage: d.usage}), nil
+	return d.finish(out), nil // message_stop
 }
 
 // Done reports whether message_stop or an error event was seen.
 func (d *anthropicStreamDecoder) Done() bool { return d.done }
+
+// End closes a stream that ended without message_stop as message_stop
+// would have: the stop reason and usage of the last message_delta. After
+// message_stop or an error it appends nothing.
+func (d *anthropicStreamDecoder) End(out []Chunk) []Chunk {
+	if d.done {
+		return out
+	}
+	if !d.started {
+		d.started = true
+		out = append(out, Chunk{Type: ChunkStart})
+	}
+	return d.finish(out)
+}
+
+// finish ends the stream: it closes the open block and appends the ChunkEnd.
+func (d *anthropicStreamDecoder) finish(out []Chunk) []Chunk {
+	out = d.closeBlock(out)
+	d.done = true
+	return append(out, Chunk{Type: ChunkEnd, StopReason: d.stop, StopSequence: d.stopSeq, Usage: d.usage})
+}
 
 func (d *anthropicStreamDecoder) start(s string, out []Chunk) []Chunk {
 	m := gjson.Get(s, "message")

@@ -108,12 +108,31 @@ func (d *bedrockStreamDecoder) Decode(ev *Event, out []Chunk) ([]Chunk, error) {
 	if !d.stopped {
 		return append(out, Chunk{Type: ChunkUsage, Usage: d.usage}), nil
 	}
-	d.done = true
-	return append(out, Chunk{Type: ChunkEnd, StopReason: d.stop, StopSequence: d.stopSeq, Usage: d.usage}), nil
+	return d.finish(out), nil
 }
 
 // Done reports whether metadata after messageStop, or an exception, was seen.
 func (d *bedrockStreamDecoder) Done() bool { return d.done }
+
+// End closes a stream that ended without its metadata as metadata would
+// have: the stop reason of messageStop (end when none came) and the usage
+// seen so far. After the metadata or an exception it appends nothing.
+func (d *bedrockStreamDecoder) End(out []Chunk) []Chunk {
+	if d.done {
+		return out
+	}
+	if !d.started {
+		d.started = true
+		out = append(out, Chunk{Type: ChunkStart})
+	}
+	return d.finish(d.closeBlock(out))
+}
+
+// finish ends the stream with the ChunkEnd.
+func (d *bedrockStreamDecoder) finish(out []Chunk) []Chunk {
+	d.done = true
+	return append(out, Chunk{Type: ChunkEnd, StopReason: d.stop, StopSequence: d.stopSeq, Usage: d.usage})
+}
 
 // blockStart opens a tool call's block; a start of another kind (Converse
 // may add some) is ignored, and its block opens with its first delta.

@@ -331,6 +331,16 @@ type StreamDecoder interface {
 	Decode(ev *Event, out []Chunk) ([]Chunk, error)
 	// Done reports whether the protocol's terminal event was seen.
 	Done() bool
+	// End appends the chunks that close a stream that ended (EOF) without
+	// the protocol's terminal event, as that event would have: the open
+	// block's stop and the ChunkEnd with the stop reason and usage the
+	// decoder saw (an OpenAI-compatible server's stream that ends after its
+	// finish_reason chunk without [DONE] keeps its tool_calls or length).
+	// The proxy calls it only for an upstream whose streams may end so
+	// (provider.Endpoint.OpenStreamEnd, docs/protocols.md#how-a-stream-ends).
+	// After the terminal event or an error it appends nothing; after it,
+	// Done reports true.
+	End(out []Chunk) []Chunk
 }
 
 // StreamEncoder turns canonical chunks into the client's SSE events.

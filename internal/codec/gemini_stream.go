@@ -78,9 +78,30 @@ func (d *geminiStreamDecoder) Decode(ev *Event, out []Chunk) ([]Chunk, error) {
 		}
 		return out, nil
 	}
+	return d.finish(out, finish), nil
+}
+
+// End closes a stream that ended before a chunk with a finishReason (Gemini
+// has no other terminal event) as a STOP would have: end, or tool use when
+// the stream had function calls, with the last usage. After the finish or
+// an error it appends nothing.
+func (d *geminiStreamDecoder) End(out []Chunk) []Chunk {
+	if d.done {
+		return out
+	}
+	if !d.started {
+		d.started = true
+		out = append(out, Chunk{Type: ChunkStart, Usage: d.usage})
+	}
+	return d.finish(out, "")
+}
+
+// finish ends the stream with finishReason reason: it closes the open block
+// and appends the ChunkEnd.
+func (d *geminiStreamDecoder) finish(out []Chunk, reason string) []Chunk {
 	out = d.closeBlock(out)
 	d.done = true
-	return append(out, Chunk{Type: ChunkEnd, StopReason: geminiStop(finish, d.calls > 0), Usage: d.usage}), nil
+	return append(out, Chunk{Type: ChunkEnd, StopReason: geminiStop(reason, d.calls > 0), Usage: d.usage})
 }
 
 // geminiChunk holds the fields the decoders read of a

@@ -75,17 +75,7 @@ func (d *chatStreamDecoder) Decode(ev *Event, out []Chunk) ([]Chunk, error) {
 		return out, fmt.Errorf("chat stream: event after the end of the stream: %s", truncateText(string(data), 80))
 	}
 	if string(data) == "[DONE]" {
-		d.done = true
-		out = d.begin(out, "", "")
-		out = d.closeAll(out)
-		stop := d.stop
-		switch {
-		case stop == StopEnd && d.refusal:
-			stop = StopRefusal
-		case stop == StopEnd && len(d.tools) > 0:
-			stop = StopToolUse // some servers say "stop" after tool calls
-		}
-		return append(out, Chunk{Type: ChunkEnd, StopReason: stop, Usage: d.usage}), nil
+		return d.finish(out), nil
 	}
 	s := string(data)
 	if !gjson.Valid(s) {
@@ -112,6 +102,32 @@ func (d *chatStreamDecoder) Decode(ev *Event, out []Chunk) ([]Chunk, error) {
 		return false
 	})
 	return d.choice(out, choice), nil
+}
+
+// End closes a stream that ended without [DONE], as some OpenAI-compatible
+// servers end theirs, as [DONE] would have: the stop reason of the
+// finish_reason chunk and the usage the stream reported. After [DONE] or
+// an error it appends nothing.
+func (d *chatStreamDecoder) End(out []Chunk) []Chunk {
+	if d.done {
+		return out
+	}
+	return d.finish(out)
+}
+
+// finish ends the stream: it closes every block and appends the ChunkEnd.
+func (d *chatStreamDecoder) finish(out []Chunk) []Chunk {
+	d.done = true
+	out = d.begin(out, "", "")
+	out = d.closeAll(out)
+	stop := d.stop
+	switch {
+	case stop == StopEnd && d.refusal:
+		stop = StopRefusal
+	case stop == StopEnd && len(d.tools) > 0:
+		stop = StopToolUse // some servers say "stop" after tool calls
+	}
+	return append(out, Chunk{Type: ChunkEnd, StopReason: stop, Usage: d.usage})
 }
 
 // chatChunkKeys, chatChoiceKeys and chatDeltaKeys are the fields of a

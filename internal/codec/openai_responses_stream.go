@@ -163,11 +163,34 @@ func (d *responsesStreamDecoder) event(out []Chunk, e *responsesEvent) []Chunk {
 	case "response.output_item.done":
 		out = d.itemDone(out, item, e.item)
 	case "response.completed", "response.incomplete":
-		out = d.closeOpen(out)
-		d.done = true
-		return append(out, Chunk{Type: ChunkEnd, StopReason: responsesStopReason(e.response, d.toolCalls, d.refusal), Usage: responsesUsage(e.response.Get("usage"))})
+		return d.finish(out, e.response)
 	}
 	return out
+}
+
+// End closes a stream that ended without response.completed or
+// .incomplete as response.completed would have: tool use when the stream
+// had function calls, refusal when it had a refusal, else end, with no
+// usage (the Responses API reports it only at the end). After the
+// terminal event or an error it appends nothing.
+func (d *responsesStreamDecoder) End(out []Chunk) []Chunk {
+	if d.done {
+		return out
+	}
+	if !d.started {
+		d.started, d.lastItem = true, -1
+		out = append(out, Chunk{Type: ChunkStart})
+	}
+	return d.finish(out, gjson.Result{})
+}
+
+// finish ends the stream with the Response object resp of the terminal
+// event (its status, incomplete_details and usage): it closes the open
+// block and appends the ChunkEnd.
+func (d *responsesStreamDecoder) finish(out []Chunk, resp gjson.Result) []Chunk {
+	out = d.closeOpen(out)
+	d.done = true
+	return append(out, Chunk{Type: ChunkEnd, StopReason: responsesStopReason(resp, d.toolCalls, d.refusal), Usage: responsesUsage(resp.Get("usage"))})
 }
 
 // openBlock closes the open block and opens one following b.

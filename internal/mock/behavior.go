@@ -28,7 +28,7 @@ const maxCompletionTokens = 1_000_000
 // the key check (Options.APIKey; Gemini's key; Bedrock's signature),
 // request validation (400), ErrorRate, RPM/TPM (429), InvalidBody,
 // EmptyBody, StallAfterHeaders, and then the answer, where TTFT, TPS,
-// DropAfterEvents, MalformedStream, StreamError and (Bedrock's)
+// DropAfterEvents, MalformedStream, StreamError, OmitDone and (Bedrock's)
 // StreamException shape a stream.
 type Behavior struct {
 	// Latency is added before a non-streaming response, and before the
@@ -105,6 +105,13 @@ type Behavior struct {
 	// StreamErrorAfter is how many events precede the StreamError; default
 	// 0, at least 0.
 	StreamErrorAfter int `json:"stream_error_after"`
+	// OmitDone ends an OpenAI Chat Completions or Completions stream after
+	// its last chunk (the finish_reason chunk, or the usage chunk when the
+	// client asked for one) without data: [DONE], as vLLM and other
+	// OpenAI-compatible servers may; the openai-compatible provider takes
+	// such a stream as complete (docs/protocols.md#how-a-stream-ends).
+	// Other protocols and non-streaming requests ignore it. Default false.
+	OmitDone bool `json:"omit_done"`
 	// TokenStatus, when not 0, makes the OAuth2 token endpoint (POST
 	// /token, Vertex's) refuse every exchange with this status (400–599):
 	// 400 and 401 as invalid_grant, others as the status's OAuth2 error.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -222,4 +223,50 @@ func TestStreamError(t *testing.T) {
 			t.Error("openai stream: no error")
 		}
 	})
+}
+
+// TestOmitDone: with omit_done, set over the control API, an OpenAI Chat
+// or Completions stream ends with its last chunk (the finish_reason, or the
+// usage one) and no [DONE], as some OpenAI-compatible servers end theirs;
+// the other protocols' streams end as usual.
+func TestOmitDone(t *testing.T) {
+	_, url := newServed(t, Options{})
+	tool := `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],`
+	tests := []struct {
+		name, path, body string
+		openAI           bool   // the stream ends with [DONE] unless omit_done
+		field, want      string // of the last event before any [DONE]
+	}{
+		{"chat", "/v1/chat/completions", `{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"x"}]}`,
+			true, "choices.0.finish_reason", "stop"},
+		{"chat tool call", "/v1/chat/completions", `{"model":"gpt-4o","stream":true,` + tool + `"messages":[{"role":"user","content":"x"}]}`,
+			true, "choices.0.finish_reason", "tool_calls"},
+		{"chat length with usage", "/v1/chat/completions",
+			`{"model":"gpt-4o","stream":true,"max_tokens":2,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}`,
+			true, "usage.completion_tokens", "2"},
+		{"completions", "/v1/completions", `{"model":"m","stream":true,"prompt":"x"}`, true, "choices.0.finish_reason", "stop"},
+		{"messages", "/v1/messages", `{"model":"c","stream":true,"max_tokens":50,"messages":[{"role":"user","content":"x"}]}`,
+			false, "type", "message_stop"},
+		{"responses", "/v1/responses", `{"model":"gpt-4o","stream":true,"input":"x"}`, false, "type", "response.completed"},
+	}
+	for _, omit := range []bool{false, true} {
+		patch := fmt.Sprintf(`{"omit_done":%v}`, omit)
+		if res := do(t, http.MethodPatch, url+"/_mock/behavior", patch); res.status != http.StatusOK {
+			t.Fatalf("PATCH %s: %d %s", patch, res.status, res.body)
+		}
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s omit_done %v", tt.name, omit), func(t *testing.T) {
+				events := parseSSE(t, do(t, http.MethodPost, url+tt.path, tt.body).body)
+				if tt.openAI && !omit {
+					if last := events[len(events)-1].data; last != "[DONE]" {
+						t.Fatalf("last event %q, want [DONE]", last)
+					}
+					events = events[:len(events)-1]
+				}
+				if last := events[len(events)-1].data; gjson.Get(last, tt.field).String() != tt.want {
+					t.Errorf("last event %s, want %s %s", last, tt.field, tt.want)
+				}
+			})
+		}
+	}
 }

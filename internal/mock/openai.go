@@ -70,12 +70,12 @@ func argPieces(args []byte) []string {
 }
 
 // chatCompletion answers POST /chat/completions: a chat.completion object,
-// or chat.completion.chunk events ending with data: [DONE]: a first chunk
-// with the role, then one per text piece, or for each tool call a chunk
-// with its id and name and chunks with pieces of its arguments; a chunk
-// with the finish_reason. With stream_options.include_usage every chunk
-// carries "usage": null and a last chunk with empty choices carries the
-// usage.
+// or chat.completion.chunk events ending with data: [DONE] (unless
+// Behavior.OmitDone): a first chunk with the role, then one per text
+// piece, or for each tool call a chunk with its id and name and chunks with
+// pieces of its arguments; a chunk with the finish_reason. With
+// stream_options.include_usage every chunk carries "usage": null and a last
+// chunk with empty choices carries the usage.
 func (c *call) chatCompletion() {
 	r := &c.rep
 	id := c.id("chatcmpl-")
@@ -146,13 +146,13 @@ func (c *call) chatCompletion() {
 			last["usage"] = usage
 			out = append(out, jsonEvent("", last))
 		}
-		return append(out, doneEvent)
+		return c.withDone(out)
 	}
 	c.streamSegments(segs, post)
 }
 
 // textCompletion answers the legacy POST /completions: a text_completion
-// object or its stream, ending with data: [DONE].
+// object or its stream, ending with data: [DONE] (unless Behavior.OmitDone).
 func (c *call) textCompletion(n int, truncated bool) {
 	words := c.answer(n)
 	id := c.id("cmpl-")
@@ -193,7 +193,7 @@ func (c *call) textCompletion(n int, truncated bool) {
 			last["usage"] = usage
 			out = append(out, jsonEvent("", last))
 		}
-		return append(out, doneEvent)
+		return c.withDone(out)
 	}
 	c.streamAnswer(nil, n, token, post)
 }

@@ -102,6 +102,15 @@ func appendJSONString(buf []byte, s string) []byte {
 // doneEvent is OpenAI's end-of-stream sentinel.
 var doneEvent = sseEvent{data: []byte("[DONE]")}
 
+// withDone appends doneEvent to an OpenAI stream's last events, unless
+// Behavior.OmitDone.
+func (c *call) withDone(out []sseEvent) []sseEvent {
+	if c.b.OmitDone {
+		return out
+	}
+	return append(out, doneEvent)
+}
+
 // sseWriter writes events, flushing each at once. The response headers go
 // out with the first event. After Behavior.DropAfterEvents events it aborts
 // the connection. In array mode (Gemini's streamGenerateContent without

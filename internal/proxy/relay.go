@@ -86,6 +86,14 @@ type errorEvent struct{ msg string }
 
 func (e *errorEvent) Error() string { return "upstream error event: " + e.msg }
 
+// end encodes the chunks with which the decoder closes a stream that ended
+// without its terminal event: the stop reason and usage the upstream gave.
 func (t *translateRelay) end(s *codec.StreamState) []byte {
-	return t.enc.Encode(&codec.Chunk{Type: codec.ChunkEnd, Usage: codec.Usage{Input: s.In, Output: s.Out}}, nil)
+	t.out = t.out[:0]
+	t.chunks = t.dec.End(t.chunks[:0])
+	for i := range t.chunks {
+		noteUsage(s, &t.chunks[i])
+		t.out = t.enc.Encode(&t.chunks[i], t.out)
+	}
+	return t.out
 }
