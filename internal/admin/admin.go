@@ -1,5 +1,5 @@
 // Package admin serves Switchyard's admin REST API under /admin/api and the
-// embedded web dashboard at /admin/ (DESIGN.md §3).
+// embedded web dashboard at /admin/ (docs/admin.md).
 //
 // New returns one http.Handler for both. Every /admin/api route requires
 // `Authorization: Bearer <admin token>`, compared in constant time; the

@@ -18,7 +18,7 @@ import (
 type RequestView struct {
 	// ID is the request id looked up.
 	ID string `json:"id"`
-	// TraceID is the request's OpenTelemetry trace id (DESIGN.md §11),
+	// TraceID is the request's OpenTelemetry trace id (docs/tracing.md),
 	// from its log or its decisions; "" when tracing is off.
 	TraceID string `json:"trace_id"`
 	// Log is the request log: status, tokens, translation and every

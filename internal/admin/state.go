@@ -77,8 +77,8 @@ type UpstreamState struct {
 	ErrorRate       float64 `json:"error_rate"`
 	RateLimitedRate float64 `json:"rate_limited_rate"`
 	// Hedges5m counts, over the window, the attempts raced on this
-	// upstream alongside a slower one (DESIGN.md §10); HedgesWon5m those
-	// whose answer the client got.
+	// upstream alongside a slower one (docs/routing.md#hedged-requests);
+	// HedgesWon5m those whose answer the client got.
 	Hedges5m    int64 `json:"hedges_5m"`
 	HedgesWon5m int64 `json:"hedges_won_5m"`
 	// RequestsTotal counts the attempts since the gateway started (for

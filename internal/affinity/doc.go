@@ -1,7 +1,7 @@
 // Package affinity keeps a conversation on the upstream that served it before,
 // so that the provider's prompt cache and any per-account conversation state
-// stay warm (DESIGN.md §5; seed 000 "会话亲和 (Session Affinity)" and the trace
-// stickiness of seed 001 "会话一致性 (Trace Sticky)").
+// stay warm (docs/reference.md#session-affinity; seed 000 "会话亲和 (Session
+// Affinity)" and the trace stickiness of seed 001 "会话一致性 (Trace Sticky)").
 //
 // It has three parts, one file each:
 //

@@ -58,7 +58,8 @@ var openAIBodyRules = [...]struct{ path, source string }{
 // two empty strings when the request carries none. It never panics, whatever
 // the headers and body hold.
 //
-// The rules, first found wins (DESIGN.md §5, seed 000 session-affinity.ts):
+// The rules, first found wins (docs/reference.md#session-affinity, seed 000
+// session-affinity.ts):
 //
 //  1. Headers, for both protocols, in this order: session_id, session-id,
 //     x-session-id, x-session_id, x_session_id. Names match case-insensitively

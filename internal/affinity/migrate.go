@@ -18,7 +18,8 @@ const (
 // ShouldMigrate reports whether a request whose session is bound to an
 // available upstream should leave it and go through normal selection instead.
 // It is the shouldMigrate step of seed 000 (load-balancer.ts:413, "命中但目标更高
-// priority 上游可用时，按 shouldMigrate 判断是否迁移"), as DESIGN.md §5 specifies it.
+// priority 上游可用时，按 shouldMigrate 判断是否迁移"), as
+// docs/reference.md#session-affinity states it.
 //
 // m is the affinity_migration of the bound upstream; bodyLen is the request
 // body's length in bytes (< 0 when unknown); boundPriority is the bound

@@ -46,10 +46,10 @@ func newRef(kind, id string) StateRef {
 	return StateRef(kind + id)
 }
 
-// Pins records which upstream holds each piece of state (DESIGN.md §5:
-// stateful calls are pinned hard), so that a request that refers to it goes
-// to that upstream only. It is not an optimisation like the sticky table: a
-// request sent elsewhere fails.
+// Pins records which upstream holds each piece of state
+// (docs/routing.md#stateful-calls-pinned-not-sticky: stateful calls are pinned
+// hard), so that a request that refers to it goes to that upstream only. It is
+// not an optimisation like the sticky table: a request sent elsewhere fails.
 //
 // The proxy calls Holder once per request that refers to state, before
 // planning, and Pin once per answer that creates or uses state, before the

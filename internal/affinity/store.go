@@ -26,7 +26,8 @@ type Binding struct {
 	// Upstream is the name of the bound upstream: the session's home.
 	Upstream string `json:"upstream"`
 	// StandIn is the upstream that serves the session while its home is
-	// unavailable (DESIGN.md §5); "" when none has had to.
+	// unavailable (docs/routing.md#2-candidates-and-session-affinity); "" when
+	// none has had to.
 	StandIn string `json:"stand_in,omitempty"`
 	// CreatedAt is when the session was bound to Upstream. Rebinding to the
 	// same upstream keeps it; rebinding to another resets it.
@@ -40,7 +41,8 @@ type Binding struct {
 }
 
 // Bound is where a session goes: its home and, once the home has been
-// unavailable, the stand-in that served it meanwhile (DESIGN.md §5).
+// unavailable, the stand-in that served it meanwhile
+// (docs/routing.md#2-candidates-and-session-affinity).
 type Bound struct {
 	Home, StandIn string
 }
@@ -60,7 +62,8 @@ type Policy struct {
 	FailBack bool
 }
 
-// DefaultPolicy holds the TTLs of DESIGN.md §2: sliding 5m, absolute 30m.
+// DefaultPolicy holds the default TTLs of docs/config.md#affinity: sliding 5m,
+// absolute 30m.
 var DefaultPolicy = Policy{Sliding: 5 * time.Minute, Absolute: 30 * time.Minute, FailBack: true}
 
 // DefaultMaxEntries is the default bound of a Table (affinity.max_entries).
@@ -107,7 +110,8 @@ func (p Policy) expiresAt(created, lastUsed time.Time) time.Time {
 }
 
 // Store is the sticky table the gateway uses: Table in process, a Redis
-// implementation when state is shared between instances (DESIGN.md §7).
+// implementation when state is shared between instances
+// (docs/reference.md#state-drivers).
 //
 // The proxy calls Get (or the explain endpoint Peek) once per request that
 // carries a session id, before planning, and Bind after a successful

@@ -1,6 +1,7 @@
 package balancer
 
-// Affinity results recorded in Decision.Affinity.Result (DESIGN.md §5).
+// Affinity results recorded in Decision.Affinity.Result
+// (docs/reference.md#session-affinity).
 const (
 	// AffinityHit: the session's bound upstream was available and goes first.
 	AffinityHit = "hit"

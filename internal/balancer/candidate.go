@@ -75,14 +75,14 @@ type Candidate struct {
 	// RateLimitReason says which limit or until when, for the Decision.
 	RateLimitReason string
 	// Incompatible names what the request uses that this upstream's wire
-	// protocol cannot express ("n", "previous_response_id", …; DESIGN.md
-	// §9); "" when it can. It is filtered as FilterIncompatible.
+	// protocol cannot express ("n", "previous_response_id", …;
+	// docs/protocols.md); "" when it can. It is filtered as FilterIncompatible.
 	Incompatible string
 	// PinnedElsewhere says why the request may go to another upstream
 	// only: it refers to state that upstream holds (a Responses
-	// response or conversation, DESIGN.md §5), e.g. "previous response
-	// resp_1 is held by up-a"; "" when it may go here. It is filtered as
-	// FilterPinnedElsewhere, before any other filter.
+	// response or conversation, docs/routing.md#stateful-calls-pinned-not-sticky),
+	// e.g. "previous response resp_1 is held by up-a"; "" when it may go here. It
+	// is filtered as FilterPinnedElsewhere, before any other filter.
 	PinnedElsewhere string
 	// Translate is the wire protocol the request is translated into for
 	// this upstream ("openai-chat", "anthropic", "gemini"), "" when it
@@ -110,10 +110,12 @@ type Request struct {
 	K int
 	// SessionSource says where Session was found, for the Decision.
 	SessionSource string
-	// Pinned is the upstream the session is bound to (DESIGN.md §5); it goes
-	// first when it survives the filters and Migrate does not move it.
+	// Pinned is the upstream the session is bound to
+	// (docs/routing.md#2-candidates-and-session-affinity); it goes first when it
+	// survives the filters and Migrate does not move it.
 	Pinned string
-	// StandIn is the binding's stand-in (DESIGN.md §5): second after an
+	// StandIn is the binding's stand-in
+	// (docs/routing.md#2-candidates-and-session-affinity): second after an
 	// available Pinned, first while Pinned is unavailable.
 	StandIn string
 	// Migrate, when set, may move a session off an available Pinned

@@ -47,10 +47,10 @@ type Decision struct {
 	Affinity AffinityRecord
 	// Tried lists the attempts made on this plan, in the order they
 	// started; the balancer leaves it empty and the attempt loop fills it
-	// in before it records the decision (DESIGN.md §10).
+	// in before it records the decision (docs/routing.md#hedged-requests).
 	Tried []TriedRecord
 	// TraceID is the request's OpenTelemetry trace id when tracing is on
-	// (DESIGN.md §11); the balancer leaves it empty.
+	// (docs/tracing.md); the balancer leaves it empty.
 	TraceID string
 }
 

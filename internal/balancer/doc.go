@@ -13,7 +13,7 @@
 // K = 1 + retries entries, and lists full-but-queueable candidates as
 // Waitable after them. Every call yields a Decision, a JSON-serialisable
 // record of all of it, whose reasons are put into words only when it is read
-// or marshalled. See DESIGN.md §4.
+// or marshalled. See docs/reference.md#balancing and docs/routing.md.
 //
 // Strategies live one per file (strategy_<name>.go) and are registered by
 // name in strategy.go; Plan does not know any of them: weighted-random (the

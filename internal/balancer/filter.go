@@ -1,10 +1,10 @@
 package balancer
 
-// filter applies the filters of DESIGN.md §4 to c in order and records in r
-// the first that drops it ("" if none), with the raw detail ReasonText needs.
-// With keepRateLimited (a strategy that scores rate limits itself), a
-// rate-limited candidate is not dropped but marked as a fallback and still
-// subject to the concurrency filter. It formats nothing, so it never
+// filter applies the filters of docs/reference.md#balancing to c in order and
+// records in r the first that drops it ("" if none), with the raw detail
+// ReasonText needs. With keepRateLimited (a strategy that scores rate limits
+// itself), a rate-limited candidate is not dropped but marked as a fallback and
+// still subject to the concurrency filter. It formats nothing, so it never
 // allocates.
 func filter(c *Candidate, exclude []string, keepRateLimited bool, r *CandidateRecord) {
 	switch {

@@ -20,11 +20,11 @@ func (a *rankItem) before(b *rankItem) bool {
 }
 
 // selectTop is the top-K partial selection every scoring strategy shares
-// (DESIGN.md §4): it rearranges items so that items[:k] holds the k best in
-// order, best first, without sorting the rest. A max-heap of the k best seen
-// so far (worst on top) is kept in items[:k] while the others stream past,
-// then heap-sorted: O(n log k) comparisons, in place, no allocation. k = 1 is
-// a linear scan; k ≥ n is a heap sort.
+// (docs/reference.md#balancing): it rearranges items so that items[:k] holds
+// the k best in order, best first, without sorting the rest. A max-heap of the
+// k best seen so far (worst on top) is kept in items[:k] while the others
+// stream past, then heap-sorted: O(n log k) comparisons, in place, no
+// allocation. k = 1 is a linear scan; k ≥ n is a heap sort.
 func selectTop(items []rankItem, k int) {
 	k = min(k, len(items))
 	if k <= 0 {

@@ -6,8 +6,8 @@ import (
 )
 
 // adaptive reproduces seed 001 (AxonHub's default adaptive load balancer;
-// DESIGN.md §4): each candidate's score is the sum of four components and the
-// tier is ordered by it, highest first, ties at random:
+// docs/reference.md#strategies): each candidate's score is the sum of four
+// components and the tier is ordered by it, highest first, ties at random:
 //
 //   - error-aware, 0–200: 200 − (consecutiveFailures × 30 + 40) × cooldown,
 //     floored at 0, where cooldown = 1 − minutesSinceLastFailure/5 falls

@@ -1,13 +1,13 @@
 package balancer
 
-// failover is a strict, deterministic order (seed 002's priority mode; DESIGN.md
-// §4): priority first (Plan's tiers), then effective weight (weight ×
-// slow-start factor, below 0 counting as 0) descending, then name ascending.
-// The first upstream takes all the traffic while it is available and the rest
-// are its retry chain in order; a recovering upstream rejoins its place only
-// as its slow-start factor ramps back up, so one that just left an open
-// breaker does not take all the traffic at once. The order is the top k
-// (selectTop), not a full sort.
+// failover is a strict, deterministic order (seed 002's priority mode;
+// docs/reference.md#strategies): priority first (Plan's tiers), then effective
+// weight (weight × slow-start factor, below 0 counting as 0) descending, then
+// name ascending. The first upstream takes all the traffic while it is
+// available and the rest are its retry chain in order; a recovering upstream
+// rejoins its place only as its slow-start factor ramps back up, so one that
+// just left an open breaker does not take all the traffic at once. The order is
+// the top k (selectTop), not a full sort.
 type failover struct {
 	r ranker // guarded by the Balancer's mutex
 }

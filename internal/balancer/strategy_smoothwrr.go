@@ -1,14 +1,14 @@
 package balancer
 
 // smoothWRR is nginx's smooth weighted round robin (seed 002; nginx
-// ngx_http_upstream_get_peer; DESIGN.md §4). Every upstream carries a current
-// weight, kept in the strategy by name. For each real pick every candidate of
-// the tier adds its effective weight (weight × slow-start factor) to its
-// current weight, the one with the highest current weight wins (the first in
-// input order on a tie) and the winner's current weight drops by the tier's
-// total effective weight. Over every run of total-weight picks each upstream
-// is picked exactly in proportion to its weight, interleaved rather than in
-// runs: 3:2 gives A B A B A, 5:1:1 gives a a b a c a a. The retry order
+// ngx_http_upstream_get_peer; docs/reference.md#strategies). Every upstream
+// carries a current weight, kept in the strategy by name. For each real pick
+// every candidate of the tier adds its effective weight (weight × slow-start
+// factor) to its current weight, the one with the highest current weight wins
+// (the first in input order on a tie) and the winner's current weight drops by
+// the tier's total effective weight. Over every run of total-weight picks each
+// upstream is picked exactly in proportion to its weight, interleaved rather
+// than in runs: 3:2 gives A B A B A, 5:1:1 gives a a b a c a a. The retry order
 // after the real pick lists the other candidates by their updated current
 // weight, highest first, without advancing the state further; calls that are
 // not the real pick (Tier.Primary false) only peek at what the next pick

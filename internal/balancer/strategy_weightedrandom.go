@@ -3,8 +3,8 @@ package balancer
 import "math/rand/v2"
 
 // weightedRandom is the default strategy, reproducing seed 000
-// (selectWeightedWithHealthScore; DESIGN.md §4). Each candidate gets a
-// latency score from its last probe round trip, score = max(1 −
+// (selectWeightedWithHealthScore; docs/reference.md#strategies). Each candidate
+// gets a latency score from its last probe round trip, score = max(1 −
 // min(latencyMs/500, 0.5), 0.1) with latencyMs = 0 (unknown) scoring 1, so
 // latency at most halves a weight and never removes an upstream; its
 // effective weight is weight × score × slowStart. A roulette wheel over the

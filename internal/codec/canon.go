@@ -2,7 +2,7 @@ package codec
 
 import "encoding/json"
 
-// The canonical form (DESIGN.md §9): every translation goes from the
+// The canonical form (docs/protocols.md): every translation goes from the
 // client's protocol into these types and from them into the upstream's, so
 // that n protocols need n decoders and n encoders, not n² translators. It
 // holds what the protocols have in common; what only one protocol can say is

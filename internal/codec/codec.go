@@ -1,9 +1,9 @@
-// Package codec holds the wire protocols of the client API (DESIGN.md §1,
-// §9): one Codec per protocol, which knows where the protocol reports
-// usage, how its streams end, and how it shapes errors. It is the seam where
-// translation between protocols lives; today every request goes to an
-// upstream of its own family and passes through byte for byte, but for the
-// `model` value.
+// Package codec holds the wire protocols of the client API
+// (docs/architecture.md, docs/protocols.md): one Codec per protocol, which
+// knows where the protocol reports usage, how its streams end, and how it
+// shapes errors. It is the seam where translation between protocols lives;
+// today every request goes to an upstream of its own family and passes through
+// byte for byte, but for the `model` value.
 package codec
 
 import (
@@ -91,7 +91,7 @@ type Codec interface {
 	// ErrorBody renders an error the gateway answers itself.
 	ErrorBody(e Error) []byte
 	// StreamError is the last event of a stream broken after it started
-	// (DESIGN.md §3).
+	// (docs/reference.md#commit-and-failover).
 	StreamError(msg string) []byte
 }
 
@@ -110,8 +110,8 @@ type StreamState struct {
 // OutSoFar is the output tokens to bill for the stream as far as it went.
 // A finished stream's are those it reported. Most protocols report the
 // output count only at the end, so a stream cut before then (its client
-// left, DESIGN.md §3) counts one token per delta when that is more: each
-// event carries one token or more.
+// left, docs/reference.md#client-disconnects) counts one token per delta when
+// that is more: each event carries one token or more.
 func (s *StreamState) OutSoFar() int64 {
 	if s.Finished {
 		return s.Out

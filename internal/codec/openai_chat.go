@@ -6,7 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// OpenAI Chat Completions as a translator (DESIGN.md §9): the protocol
+// OpenAI Chat Completions as a translator (docs/protocols.md): the protocol
 // every translated request to an OpenAI-family upstream takes. This file
 // decodes a client's request (openai_chat_messages.go its messages);
 // openai_chat_encode.go writes one for an

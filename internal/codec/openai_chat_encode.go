@@ -4,7 +4,7 @@ package codec
 // that knows the model as model (the "model" field is left out when model
 // is empty). What Chat cannot take back is dropped: thinking in the
 // history, cache breakpoints, images in tool results, top_k (see
-// docs/protocols-openai.md). A stream always asks for usage.
+// docs/protocols.md#lossy-dropped-or-changed-never-refused). A stream always asks for usage.
 func (openAIChat) EncodeRequest(r *Request, model string, _ EncodeOptions) ([]byte, error) {
 	w := jsonWriter{b: make([]byte, 0, chatRequestSize(r))}
 	w.raw("{")

@@ -6,7 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// The OpenAI Responses API as a translator (DESIGN.md §9): this file
+// The OpenAI Responses API as a translator (docs/protocols.md): this file
 // decodes a client's request into canonical form (its passthrough Codec is
 // in openai.go).
 // openai_responses_encode.go writes a request, openai_responses_answer.go

@@ -5,7 +5,7 @@ package codec
 // and is not on the hot path. What the Responses API cannot take is
 // dropped: stop sequences, top_k, thinking in the history (its reasoning
 // items need ids the upstream issued), cache breakpoints (see
-// docs/protocols-openai.md). Function tools are sent with strict false,
+// docs/protocols.md#lossy-dropped-or-changed-never-refused). Function tools are sent with strict false,
 // since the API's default (true) would reject most schemas.
 func (openAIResponses) EncodeRequest(r *Request, model string, _ EncodeOptions) ([]byte, error) {
 	w := jsonWriter{b: make([]byte, 0, chatRequestSize(r))}

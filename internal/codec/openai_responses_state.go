@@ -3,11 +3,11 @@ package codec
 import "github.com/tidwall/gjson"
 
 // Stateful is a protocol whose requests may refer to state one upstream
-// keeps between requests, and whose answers create it (DESIGN.md §5): the
-// OpenAI Responses API's stored responses and conversations. The proxy
-// pins that state to the upstream that holds it. The methods read only
-// what they name, never decode a body whole, and return "" for what is
-// absent or not a string id.
+// keeps between requests, and whose answers create it
+// (docs/routing.md#stateful-calls-pinned-not-sticky): the OpenAI Responses
+// API's stored responses and conversations. The proxy pins that state to the
+// upstream that holds it. The methods read only what they name, never decode a
+// body whole, and return "" for what is absent or not a string id.
 type Stateful interface {
 	// RequestState returns the state a request body refers to: its
 	// previous_response_id and its conversation's id.

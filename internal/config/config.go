@@ -1,4 +1,4 @@
-// Package config defines Switchyard's YAML schema (DESIGN.md §2): the types,
+// Package config defines Switchyard's YAML schema (docs/config.md): the types,
 // their defaults, ${ENV} expansion and validation with field paths.
 //
 // Load reads a file, expands ${NAME} references in string values, applies
@@ -25,9 +25,10 @@ const (
 	ProviderBedrock          = provider.NameBedrock
 )
 
-// Balancing strategies a route may select (DESIGN.md §4). The balancer's
-// registry is the one list of valid names: these are its constants under the
-// config's name, and validation accepts exactly balancer.StrategyNames().
+// Balancing strategies a route may select (docs/reference.md#strategies). The
+// balancer's registry is the one list of valid names: these are its constants
+// under the config's name, and validation accepts exactly
+// balancer.StrategyNames().
 const (
 	StrategyWeightedRandom = balancer.StrategyWeightedRandom
 	StrategySmoothWRR      = balancer.StrategySmoothWRR
@@ -73,7 +74,7 @@ type Config struct {
 	Routes []Route `yaml:"routes" json:"routes"`
 	// Upstreams are the provider accounts and endpoints traffic is spread over.
 	Upstreams []Upstream `yaml:"upstreams" json:"upstreams"`
-	// Tracing exports OpenTelemetry traces (DESIGN.md §11); off by default.
+	// Tracing exports OpenTelemetry traces (docs/tracing.md); off by default.
 	Tracing Tracing `yaml:"tracing" json:"tracing"`
 
 	// Warnings are problems that do not stop loading, such as a ${NAME}
@@ -137,7 +138,7 @@ type Log struct {
 	Requests bool `yaml:"requests" json:"requests"`
 }
 
-// Tracing configures the OpenTelemetry trace exporter (DESIGN.md §11).
+// Tracing configures the OpenTelemetry trace exporter (docs/tracing.md).
 type Tracing struct {
 	// OTLPEndpoint is the collector: http(s)://host:4318[/path] for
 	// OTLP/HTTP (path default /v1/traces), grpc(s)://host:4317 for OTLP/gRPC.
@@ -184,18 +185,18 @@ type RouteSettings struct {
 	// full before answering 503. Default 0 (do not wait), ≥ 0 and < Timeout.
 	MaxWait time.Duration `yaml:"max_wait" json:"max_wait"`
 	// Translate lets a request go to an upstream of another protocol
-	// family, translated (DESIGN.md §9); false keeps it to its own family.
+	// family, translated (docs/protocols.md); false keeps it to its own family.
 	// Default true.
 	Translate bool `yaml:"translate" json:"translate"`
 	// DefaultMaxTokens is the max_tokens sent to a family that requires one
 	// (Anthropic) when the client gave none. Default 4096, 1–1000000.
 	DefaultMaxTokens int64 `yaml:"default_max_tokens" json:"default_max_tokens"`
-	// Hedge races a slow attempt with the plan's next candidate (DESIGN.md
-	// §10). Default off.
+	// Hedge races a slow attempt with the plan's next candidate
+	// (docs/routing.md#hedged-requests). Default off.
 	Hedge Hedge `yaml:"hedge" json:"hedge"`
 }
 
-// Hedge configures hedged requests (DESIGN.md §10).
+// Hedge configures hedged requests (docs/routing.md#hedged-requests).
 type Hedge struct {
 	// Delay is how long an attempt may go without its first byte before
 	// the next candidate starts alongside it: a duration ("300ms"; "0s"
@@ -232,7 +233,7 @@ func (h Hedge) On() bool {
 	return d > 0 || p95
 }
 
-// Affinity configures session affinity (DESIGN.md §5).
+// Affinity configures session affinity (docs/reference.md#session-affinity).
 type Affinity struct {
 	// Enabled turns session affinity on. Default true.
 	Enabled bool `yaml:"enabled" json:"enabled"`
@@ -241,14 +242,15 @@ type Affinity struct {
 	// AbsoluteTTL expires a binding this long after it was made. Default 30m, ≥ SlidingTTL.
 	AbsoluteTTL time.Duration `yaml:"absolute_ttl" json:"absolute_ttl"`
 	// ResponseTTL is how long an OpenAI Responses id (or conversation id)
-	// stays pinned to the upstream that produced it (DESIGN.md §5). Default
-	// 24h, > 0.
+	// stays pinned to the upstream that produced it
+	// (docs/routing.md#stateful-calls-pinned-not-sticky). Default 24h, > 0.
 	ResponseTTL time.Duration `yaml:"response_ttl" json:"response_ttl"`
 	// MaxEntries bounds the table (LRU eviction). Default 10000, 1–10000000.
 	MaxEntries int `yaml:"max_entries" json:"max_entries"`
 	// FailBack sends a session back to its home upstream once the home is
 	// available again; false keeps it on the stand-in that served it
-	// meanwhile, as its new home (DESIGN.md §5). Default true.
+	// meanwhile, as its new home
+	// (docs/routing.md#2-candidates-and-session-affinity). Default true.
 	FailBack bool `yaml:"fail_back" json:"fail_back"`
 }
 
@@ -262,7 +264,8 @@ type Health struct {
 	Timeout time.Duration `yaml:"timeout" json:"timeout"`
 }
 
-// Circuit configures the circuit breaker (DESIGN.md §6).
+// Circuit configures the circuit breaker
+// (docs/reference.md#circuit-breaker-and-probes).
 type Circuit struct {
 	// FailureThreshold failures within Window open the breaker. Default 5, ≥1.
 	FailureThreshold int `yaml:"failure_threshold" json:"failure_threshold"`
@@ -424,7 +427,7 @@ type Upstream struct {
 	Vertex *provider.VertexSettings `yaml:"vertex" json:"vertex,omitempty"`
 }
 
-// Default returns a Config holding every default of DESIGN.md §2.
+// Default returns a Config holding every default of docs/config.md.
 func Default() Config {
 	return Config{
 		Listen:        ":8080",

@@ -30,11 +30,11 @@ var (
 )
 
 // Validate checks every rule of the schema (docs/config.md) and returns each
-// violation with its key path, in file order: top-level blocks as DESIGN.md §2
-// lists them, list elements by index, map entries by key. It never stops at
-// the first problem. A route setting inherited unchanged from `defaults` is
-// reported once, under defaults. Secrets (keys, DSNs, URLs with passwords)
-// are never echoed in messages.
+// violation with its key path, in file order: top-level blocks as
+// docs/config.md lists them, list elements by index, map entries by key. It
+// never stops at the first problem. A route setting inherited unchanged from
+// `defaults` is reported once, under defaults. Secrets (keys, DSNs, URLs with
+// passwords) are never echoed in messages.
 func (c *Config) Validate() Errors { return c.validate(false) }
 
 // validate is Validate; simulated leaves out what only a serving gateway

@@ -13,9 +13,9 @@ import (
 	"switchyard/internal/config"
 )
 
-// End-to-end tests of GET and DELETE /admin/api/affinity (DESIGN.md §3, §5)
-// over a served gateway: bindings made by real traffic are listed, removed
-// and then missed by the next request.
+// End-to-end tests of GET and DELETE /admin/api/affinity
+// (docs/admin.md#affinity) over a served gateway: bindings made by real traffic
+// are listed, removed and then missed by the next request.
 
 // affinityGateway serves two equal upstreams of gpt-4o (route gpt-4o) with
 // the admin API and two client keys: e2e (testKey) and k2 (k2Secret).

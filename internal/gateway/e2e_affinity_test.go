@@ -23,8 +23,9 @@ import (
 	"switchyard/internal/proxy"
 )
 
-// End-to-end tests of session affinity (DESIGN.md §5): real loopback HTTP
-// from the official SDKs or raw requests, through a served gateway, to mock
+// End-to-end tests of session affinity
+// (docs/routing.md#2-candidates-and-session-affinity): real loopback HTTP from
+// the official SDKs or raw requests, through a served gateway, to mock
 // upstreams. Where time matters the gateway runs on a clock.Fake; nothing
 // sleeps. The upstream that served a request is read from
 // X-Switchyard-Upstream, its routing decision from RecentDecisions by
@@ -342,18 +343,18 @@ func TestAffinitySpreadsSessionsAndKeepsTurns(t *testing.T) {
 // elsewhere, without trying it. The binding is kept throughout, and when the
 // upstream recovers within the TTL the session returns to it.
 //
-// Behaviour asserted, and why: DESIGN.md §5 keeps the binding of an
-// unavailable upstream ("falls through … without deleting the binding") so
-// that the session returns to it — and to its warm prompt cache — once it
-// recovers. Rebinding on the success of the fall-through or failover
-// attempt (§5 "a successful response (re)binds the session", read
-// literally) would move the session to whichever upstream stood in for the
-// first turn of the outage, making "without deleting" a dead letter and
-// sending a session away from its cache for a single 429 or full slot. So
-// a success elsewhere while the session holds a live binding to an upstream
-// that is only unavailable does not rebind (internal/proxy/exchange.go,
-// rebinds); a miss, a migration, or a binding to an upstream that no longer
-// serves the model still (re)binds on success.
+// Behaviour asserted, and why:
+// docs/routing.md#2-candidates-and-session-affinity keeps the binding of an
+// unavailable upstream ("falls through … without deleting the binding") so that
+// the session returns to it — and to its warm prompt cache — once it recovers.
+// Rebinding on the success of the fall-through or failover attempt (the
+// rule "a successful response (re)binds the session", read literally) would move the
+// session to whichever upstream stood in for the first turn of the outage,
+// making "without deleting" a dead letter and sending a session away from its
+// cache for a single 429 or full slot. So a success elsewhere while the session
+// holds a live binding to an upstream that is only unavailable does not rebind
+// (internal/proxy/exchange.go, rebinds); a miss, a migration, or a binding to
+// an upstream that no longer serves the model still (re)binds on success.
 func TestAffinityBreakerFallthroughKeepsBinding(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -832,11 +833,11 @@ func BenchmarkProxyChatWithSession(b *testing.B) {
 	})
 }
 
-// TestAffinityStandIn (DESIGN.md §5): a session's home answers 503 from
-// turn 6 on; turns 6–15 all succeed and all go to one stand-in (the
-// upstream that first served it), not scattered over the other three.
-// When the home recovers (its breaker's open_duration passes), the next
-// turn goes home with fail_back: true and stays on the stand-in with
+// TestAffinityStandIn (docs/routing.md#2-candidates-and-session-affinity): a
+// session's home answers 503 from turn 6 on; turns 6–15 all succeed and all go
+// to one stand-in (the upstream that first served it), not scattered over the
+// other three. When the home recovers (its breaker's open_duration passes), the
+// next turn goes home with fail_back: true and stays on the stand-in with
 // fail_back: false.
 func TestAffinityStandIn(t *testing.T) {
 	for _, failBack := range []bool{true, false} {

@@ -27,10 +27,10 @@ import (
 
 // What the other bad-input tests already cover, so this file does not:
 // TestBadInputThroughServer (e2e_errors_test.go) sends every gateway error
-// of DESIGN.md §3 over HTTP/1.1 — malformed, truncated and empty JSON, a
-// non-object body, missing, null, empty and non-string model, a non-boolean
-// stream, unknown keys, forbidden and unknown models, 413 with a small
-// max_body_bytes, unknown paths and wrong methods, in both error shapes.
+// of docs/reference.md#errors over HTTP/1.1 — malformed, truncated and empty
+// JSON, a non-object body, missing, null, empty and non-string model, a
+// non-boolean stream, unknown keys, forbidden and unknown models, 413 with a
+// small max_body_bytes, unknown paths and wrong methods, in both error shapes.
 // TestRawConnectionHardening (e2e_hardening_test.go) sends raw requests:
 // HTTP/1.0, 1,000 headers, invalid UTF-8, max_body_bytes+1 at the default
 // 10 MiB, unknown endpoints. TestRawChunkedBodyNeverEnds holds a chunked

@@ -15,13 +15,14 @@ import (
 	"switchyard/internal/store"
 )
 
-// End-to-end tests of a client that disconnects (DESIGN.md §3): its
-// upstream attempts are cancelled at once (the connection closed within
-// 100 ms), their slots come back, the tokens received so far are billed,
-// the log records 499, and no retry or hedge starts after it.
+// End-to-end tests of a client that disconnects
+// (docs/reference.md#client-disconnects): its upstream attempts are cancelled
+// at once (the connection closed within 100 ms), their slots come back, the
+// tokens received so far are billed, the log records 499, and no retry or hedge
+// starts after it.
 
 // upstreamCloseBound is how soon after the client hangs up the upstream's
-// connection must be closed (DESIGN.md §3).
+// connection must be closed (docs/reference.md#client-disconnects).
 const upstreamCloseBound = 100 * time.Millisecond
 
 // clientStream is a streamed request whose client can hang up.
@@ -127,7 +128,7 @@ func closedAfter(t *testing.T, since time.Time, mocks ...*mock.Server) {
 		return
 	}
 	if took > upstreamCloseBound {
-		t.Errorf("upstream closed %v after the client, want ≤ %v (DESIGN.md §3)", took, upstreamCloseBound)
+		t.Errorf("upstream closed %v after the client, want ≤ %v (docs/reference.md#client-disconnects)", took, upstreamCloseBound)
 	}
 }
 

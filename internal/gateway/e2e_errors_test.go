@@ -31,8 +31,9 @@ const (
 	anthropicError
 )
 
-// TestBadInputThroughServer drives every error of DESIGN.md §3 through the
-// real server and checks status and the caller's protocol error shape.
+// TestBadInputThroughServer drives every error of docs/reference.md#errors
+// through the real server and checks status and the caller's protocol error
+// shape.
 func TestBadInputThroughServer(t *testing.T) {
 	_, aURL := startMock(t, "oa-a", mock.Behavior{})
 	oaB, bURL := startMock(t, "oa-b", mock.Behavior{})

@@ -308,9 +308,9 @@ func TestHedgeRespectsLimits(t *testing.T) {
 // TestHedgeSkippedKeepsTheRetry: a hedge skipped because the secondary
 // had no free slot leaves the plan as it was, so that when the primary
 // then fails (a 500 after 1.5 s) the retry still goes to the secondary,
-// free again by then (DESIGN.md §10: retries follow the plan, hedging only
-// adds races). The secondary is free when the request is planned; a
-// stream of another model takes its one slot before the hedge is due
+// free again by then (docs/routing.md#hedged-requests: retries follow the plan,
+// hedging only adds races). The secondary is free when the request is planned;
+// a stream of another model takes its one slot before the hedge is due
 // (500 ms) and leaves once the hedge has been skipped.
 func TestHedgeSkippedKeepsTheRetry(t *testing.T) {
 	fail, failURL := startMock(t, "fail", mock.Behavior{Latency: 1500 * time.Millisecond, ForceStatus: http.StatusInternalServerError})

@@ -27,9 +27,10 @@ import (
 	"switchyard/internal/proxy"
 )
 
-// End-to-end tests of DESIGN.md §6 (health, rate limits, queues and quotas)
-// through real loopback HTTP. The gateway and its mocks share a fake clock,
-// so minutes of traffic take no wall time and nothing is timed.
+// End-to-end tests of docs/reference.md#health-limits-and-quotas (health, rate
+// limits, queues and quotas) through real loopback HTTP. The gateway and its
+// mocks share a fake clock, so minutes of traffic take no wall time and nothing
+// is timed.
 
 // limitsEpoch is where the fake clocks start: a whole second in the middle of
 // a month, so that rate windows and spend periods line up predictably.

@@ -22,7 +22,7 @@ import (
 	"switchyard/internal/mock"
 )
 
-// End-to-end tests of GET /metrics (DESIGN.md §3, docs/metrics.md): real
+// End-to-end tests of GET /metrics (docs/metrics.md): real
 // traffic through a served gateway to loopback upstreams, then a real scrape
 // parsed with the Prometheus text parser.
 

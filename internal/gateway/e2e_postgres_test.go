@@ -21,8 +21,8 @@ import (
 )
 
 // End-to-end test of two gateway instances sharing one PostgreSQL database
-// (DESIGN.md §7: store.driver postgres shares configuration and request logs
-// between instances). It talks to the real server named by
+// (docs/reference.md#stores: store.driver postgres shares configuration and
+// request logs between instances). It talks to the real server named by
 // SWITCHYARD_TEST_POSTGRES_DSN, in a schema of its own.
 
 // postgresDSNEnv names the DSN of a PostgreSQL database the test may create

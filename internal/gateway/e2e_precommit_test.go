@@ -13,9 +13,9 @@ import (
 	"switchyard/internal/provider"
 )
 
-// The pre-commit failure matrix (DESIGN.md §3): before the first byte
-// reaches the client every failure fails over, and after it a broken
-// stream stays on its upstream and ends with the client protocol's error
+// The pre-commit failure matrix (docs/reference.md#commit-and-failover): before
+// the first byte reaches the client every failure fails over, and after it a
+// broken stream stays on its upstream and ends with the client protocol's error
 // event. Rows are failure kinds,
 // columns client protocols, each against upstreams of its own family (a
 // passthrough) and one translated. A cell is a model of its own, served by
@@ -223,8 +223,9 @@ func (col precommitColumn) checkFailover(t *testing.T, e *env, c precommitCell) 
 
 // checkAfterCommit: a stream that breaks after its first events stays on
 // its upstream and ends with an error event in the client's protocol, and
-// no terminal event: after a cut the gateway's own (DESIGN.md §3), after
-// the upstream's error event that one or the gateway's.
+// no terminal event: after a cut the gateway's own
+// (docs/reference.md#commit-and-failover), after the upstream's error event
+// that one or the gateway's.
 func (col precommitColumn) checkAfterCommit(t *testing.T, e *env, c precommitCell) {
 	w := precommitWires[col.client]
 	r := e.post(t, w.path(c.model), w.body(c.model), "anthropic-version", "2023-06-01")
@@ -266,7 +267,8 @@ type precommitWire struct {
 	isEnd func(ev sseEvent) bool
 }
 
-// openAIStreamInterrupted is the OpenAI error event after commit (DESIGN.md §3).
+// openAIStreamInterrupted is the OpenAI error event after commit
+// (docs/reference.md#commit-and-failover).
 func openAIStreamInterrupted(ev sseEvent) bool {
 	return ev.name == "" && gjson.Get(ev.data, "error.code").Str == "stream_interrupted" &&
 		gjson.Get(ev.data, "error.type").Str == "upstream_error" && gjson.Get(ev.data, "error.message").Str != ""

@@ -18,13 +18,14 @@ import (
 	"switchyard/internal/mock"
 )
 
-// End-to-end tests of stateful calls pinned to their account (DESIGN.md
-// §5): every Responses answer's id, and its conversation, is recorded with
-// the upstream that produced it, and a request that refers to one goes to
-// that upstream only, or gets 503 previous_response_unavailable naming it.
-// The mocks behave like real accounts: a response another account issued
-// is a 404 previous_response_not_found, so without the pins about two
-// turns in three of a chain over three accounts would fail.
+// End-to-end tests of stateful calls pinned to their account
+// (docs/routing.md#stateful-calls-pinned-not-sticky): every Responses answer's
+// id, and its conversation, is recorded with the upstream that produced it, and
+// a request that refers to one goes to that upstream only, or gets 503
+// previous_response_unavailable naming it. The mocks behave like real accounts:
+// a response another account issued is a 404 previous_response_not_found, so
+// without the pins about two turns in three of a chain over three accounts
+// would fail.
 
 // pinPool is three OpenAI mocks serving gpt-4o as equal upstreams (one
 // tier, weight 1, weighted-random), each of which can be stopped.

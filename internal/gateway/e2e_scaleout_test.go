@@ -27,12 +27,12 @@ import (
 )
 
 // End-to-end tests of several `switchyard serve` processes sharing routing
-// state in Redis (DESIGN.md §7, state.driver: redis): RPM windows, affinity
-// bindings, circuit breakers and in-flight leases are shared, so N instances
-// act as one; and an instance keeps serving from local state while Redis is
-// down. Every test but the outage one talks to the Redis server named by
-// SWITCHYARD_TEST_REDIS_URL, under a key prefix of its own that is deleted at
-// the end; the outage test runs its own redis-server.
+// state in Redis (docs/scale-out.md, state.driver: redis): RPM windows,
+// affinity bindings, circuit breakers and in-flight leases are shared, so N
+// instances act as one; and an instance keeps serving from local state while
+// Redis is down. Every test but the outage one talks to the Redis server named
+// by SWITCHYARD_TEST_REDIS_URL, under a key prefix of its own that is deleted
+// at the end; the outage test runs its own redis-server.
 
 // redisURLEnv names the URL of a Redis server the tests may write to.
 const redisURLEnv = "SWITCHYARD_TEST_REDIS_URL"

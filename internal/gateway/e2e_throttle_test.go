@@ -19,10 +19,10 @@ import (
 // throttled upstream at priority 0 and a healthy one of the same family at
 // priority 1 share a fake clock with the gateway; each row's steps advance
 // the clock and say which upstream serves the next request after how many
-// attempts, which pins the cooldown to the clock tick (DESIGN.md §6):
-// RetryInfo and Retry-After are honoured as given, a 429 that names no
-// wait backs off 1 s, 2 s, 4 s…, and a server error is no throttling (no
-// cooldown: the breaker counts it).
+// attempts, which pins the cooldown to the clock tick
+// (docs/reference.md#cooldowns-after-429): RetryInfo and Retry-After are
+// honoured as given, a 429 that names no wait backs off 1 s, 2 s, 4 s…, and a
+// server error is no throttling (no cooldown: the breaker counts it).
 
 // throttleFamily is an upstream family of the matrix: what its mocks
 // check and how the gateway is configured for one.

@@ -21,7 +21,7 @@ import (
 	"switchyard/internal/mock"
 )
 
-// Translation at the edges of the matrix (DESIGN.md §9): failover from one
+// Translation at the edges of the matrix (docs/protocols.md): failover from one
 // family to another within a request, the byte-for-byte passthrough within
 // a family, a feature only some families can express, and count_tokens.
 

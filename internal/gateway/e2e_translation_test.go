@@ -11,8 +11,8 @@ import (
 	"switchyard/internal/provider"
 )
 
-// The translation matrix (DESIGN.md §9): every client protocol, through the
-// real gateway over loopback with its official SDK, against an upstream of
+// The translation matrix (docs/protocols.md): every client protocol, through
+// the real gateway over loopback with its official SDK, against an upstream of
 // every family, plain and streamed, for text, a tool call round trip and an
 // image. Each cell checks the answer, the usage against what the upstream
 // itself reported (in the client's answer and in the request log), the

@@ -24,7 +24,7 @@ import (
 // is a few lines a minute, not one per request.
 const RequestSummaryInterval = 10 * time.Second
 
-// opLog writes what an operator acts on (DESIGN.md §6, issue "logs that
+// opLog writes what an operator acts on (docs/logs.md, issue "logs that
 // speak"): breaker transitions, cooldowns starting and ending, probes
 // marking an upstream unhealthy and healthy again, a summary of refused
 // and failed-over requests per route every RequestSummaryInterval and,

@@ -15,8 +15,8 @@ import (
 
 var t0 = time.Unix(1_000_000, 0)
 
-// testCircuit is the DESIGN.md default circuit with slow start off unless a
-// test turns it on.
+// testCircuit is the default circuit (docs/config.md#circuit) with slow start
+// off unless a test turns it on.
 func testCircuit() config.Circuit {
 	return config.Circuit{
 		FailureThreshold: 5, Window: 30 * time.Second, OpenDuration: 60 * time.Second,

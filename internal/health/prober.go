@@ -62,10 +62,11 @@ type ProbeResult struct {
 	OK bool `json:"ok"`
 }
 
-// Prober actively probes every upstream (DESIGN.md §6, seed 000 "延时数据从哪来",
-// seed 002 "主动探活"): each probe's round-trip time is the latency that the
-// weighted-random strategy scores with (LatencyMs), and its outcome feeds the
-// upstream's circuit breaker.
+// Prober actively probes every upstream
+// (docs/reference.md#circuit-breaker-and-probes, seed 000 "延时数据从哪来", seed 002
+// "主动探活"): each probe's round-trip time is the latency that the weighted-random
+// strategy scores with (LatencyMs), and its outcome feeds the upstream's
+// circuit breaker.
 //
 // Run probes each upstream returned by targets every health.interval, with a
 // ±10% jitter drawn from the seeded rng so that probes of many upstreams do

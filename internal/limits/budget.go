@@ -8,14 +8,16 @@ import (
 	"switchyard/internal/clock"
 )
 
-// Retry budget parameters (DESIGN.md §2 defaults.retry_budget).
+// Retry budget parameters (defaults.retry_budget,
+// docs/config.md#defaults-and-routes).
 const (
 	// RetryBudgetWindow is the window requests and retries are counted over.
 	RetryBudgetWindow = 10 * time.Second
 	// MinRetriesPerSecond is the floor of the retry budget: this many
 	// retries per second are allowed whatever the request rate.
 	MinRetriesPerSecond = 3
-	// MinHedgesPerSecond is the floor of the hedge budget (DESIGN.md §10).
+	// MinHedgesPerSecond is the floor of the hedge budget
+	// (docs/routing.md#hedged-requests).
 	MinHedgesPerSecond = 1
 	// budgetBuckets divides RetryBudgetWindow: 100 buckets of 100 ms.
 	budgetBuckets = 100

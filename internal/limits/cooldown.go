@@ -21,7 +21,8 @@ const (
 	CooldownProvider = "provider"
 )
 
-// Backoff parameters after 429s that name no wait (DESIGN.md §6).
+// Backoff parameters after 429s that name no wait
+// (docs/reference.md#cooldowns-after-429).
 const (
 	// BackoffBase is the first cooldown after a 429 that names no wait.
 	BackoffBase = time.Second
@@ -54,8 +55,8 @@ type Cooldown struct {
 }
 
 // RateLimited records a 429 from upstream name with the response's headers
-// and body and starts its cooldown (DESIGN.md §6, seed 002), which View and
-// Reserve honour. The cooldown lasts, first found:
+// and body and starts its cooldown (docs/reference.md#cooldowns-after-429,
+// seed 002), which View and Reserve honour. The cooldown lasts, first found:
 //
 //  1. the Retry-After header (seconds or HTTP date; OpenAI's retry-after-ms
 //     is read first, being the same wait in milliseconds);

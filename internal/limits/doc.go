@@ -1,5 +1,6 @@
 // Package limits keeps the per-upstream and per-key limits that decide
-// whether a request may go somewhere now (DESIGN.md §6):
+// whether a request may go somewhere now
+// (docs/reference.md#health-limits-and-quotas):
 //
 //   - Slots: max_concurrency slots per upstream and, with queue.enabled, a
 //     strict FIFO wait for a slot (seed 000 queue_policy).

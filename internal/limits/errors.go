@@ -4,8 +4,8 @@ import "errors"
 
 // Errors Slots.Acquire returns, wrapped with the upstream's name. Classify
 // with errors.Is; the proxy maps ErrQueueFull to 503 queue_full and
-// ErrQueueTimeout to 503 queue_timeout (DESIGN.md §3). A caller whose
-// context ends while it is queued gets its context's error instead, never
+// ErrQueueTimeout to 503 queue_timeout (docs/reference.md#errors). A caller
+// whose context ends while it is queued gets its context's error instead, never
 // ErrQueueTimeout: context.Canceled or context.DeadlineExceeded, wrapping
 // also the cause given to context.WithCancelCause (classify it with
 // errors.Is). That is not an upstream failure.

@@ -19,9 +19,9 @@ type waiter struct {
 
 // Acquire takes a slot on upstream name, waiting for one when every slot is
 // taken and the upstream's queue is enabled (seed 000 queue_policy,
-// DESIGN.md §6). limit is max_concurrency (≤ 0: unlimited, never waits) and
-// q the upstream's queue settings, given on every call so a configuration
-// change applies at once.
+// docs/reference.md#concurrency-and-queues). limit is max_concurrency (≤ 0:
+// unlimited, never waits) and q the upstream's queue settings, given on every
+// call so a configuration change applies at once.
 //
 //   - A free slot with nobody queued is taken at once.
 //   - Full, with q.Enabled false: ErrConcurrencyFull at once.

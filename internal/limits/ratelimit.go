@@ -17,7 +17,7 @@ const (
 	LimitTokens = "tokens"
 )
 
-// Rate window parameters (DESIGN.md §6).
+// Rate window parameters (docs/reference.md#rate-limits).
 const (
 	// RateWindow is the sliding window RPM and TPM are counted over.
 	RateWindow = time.Minute
@@ -29,8 +29,8 @@ const (
 )
 
 // Limiter does the RPM/TPM accounting of every upstream over a sliding
-// 60 s window (DESIGN.md §6, seed 002 "令牌桶追踪": predict a 429 before
-// sending and route around it).
+// 60 s window (docs/reference.md#rate-limits, seed 002 "令牌桶追踪": predict a 429
+// before sending and route around it).
 //
 // Before sending, the caller reserves one request and the estimated tokens
 // (prompt bytes/4 + max_tokens) with Reserve; the reservation counts at once,

@@ -18,7 +18,7 @@ import (
 // Scope says what a spend amount is charged to.
 type Scope string
 
-// Spend scopes (DESIGN.md §6: spend per upstream and per key).
+// Spend scopes (docs/reference.md#spend: spend per upstream and per key).
 const (
 	// ScopeUpstream charges an upstream; over its spend_limit it is filtered.
 	ScopeUpstream Scope = "upstream"

@@ -1,9 +1,9 @@
 // Package metrics holds the gateway's Prometheus collectors and serves them
-// on GET /metrics (DESIGN.md §1, §3).
+// on GET /metrics (docs/metrics.md).
 //
 // Every Metrics value owns a private prometheus.Registry; nothing is
 // registered with the global default registry, so two gateways in one
-// process never see each other's series (STYLE.md rule 10).
+// process never see each other's series.
 //
 // Recording methods (Request, Attempt, TTFT, …) sit on the proxy's hot path.
 // Each turns its names into bounded label values and then finds the

@@ -189,7 +189,8 @@ func boolLabel(b bool) string {
 	return "false"
 }
 
-// Attempt outcome labels, the names of outcome.Class (DESIGN.md §6).
+// Attempt outcome labels, the names of outcome.Class
+// (docs/reference.md#outcome-classes).
 const (
 	// OutcomeSuccess is a 2xx answer.
 	OutcomeSuccess = "success"
@@ -243,7 +244,8 @@ func errorClassLabel(c string) string {
 	return Other
 }
 
-// Rate-limit type labels (DESIGN.md §6: the limit a 429 reports).
+// Rate-limit type labels (docs/reference.md#cooldowns-after-429: the limit a
+// 429 reports).
 const (
 	// LimitRequests is a requests-per-minute limit.
 	LimitRequests = "requests"
@@ -264,7 +266,7 @@ func limitTypeLabel(t string) string {
 	return Other
 }
 
-// Affinity result labels (DESIGN.md §5).
+// Affinity result labels (docs/reference.md#session-affinity).
 const (
 	// AffinityHit means a live binding placed its upstream first, and it served the request.
 	AffinityHit = "hit"

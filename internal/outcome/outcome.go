@@ -1,12 +1,13 @@
 // Package outcome defines how one upstream attempt ended: the one record
 // that travels from the attempt loop to the breaker, the live statistics,
-// the state drivers, metrics, request logs and the simulator (DESIGN.md §1,
-// §6). Provider adapters produce it; nothing else re-derives it.
+// the state drivers, metrics, request logs and the simulator
+// (docs/architecture.md, docs/reference.md#outcome-classes). Provider adapters
+// produce it; nothing else re-derives it.
 package outcome
 
 import "time"
 
-// Class is the kind of an attempt's ending (DESIGN.md §6).
+// Class is the kind of an attempt's ending (docs/reference.md#outcome-classes).
 type Class uint8
 
 // Outcome classes. Server and auth errors feed the breaker; a 429 feeds the
@@ -64,7 +65,8 @@ type Outcome struct {
 	Kind string
 	// Status is the upstream's HTTP status; 0 when none arrived.
 	Status int
-	// Hedge: the attempt was raced alongside a slower one (DESIGN.md §10).
+	// Hedge: the attempt was raced alongside a slower one
+	// (docs/routing.md#hedged-requests).
 	Hedge bool
 	// Latency is the end-to-end time of a non-streaming success; 0 = none.
 	Latency time.Duration

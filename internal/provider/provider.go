@@ -1,9 +1,10 @@
-// Package provider holds the provider adapters (DESIGN.md §1, §9): one type
-// per upstream family that builds the upstream request (URL, auth, where
-// the model goes), classifies the answer into an outcome, and says how its
-// streams end. A Registry maps the config's `provider` value to its
-// adapter; configuration validation, the proxy, the prober and explain all
-// ask the registry, and nothing else compares provider names.
+// Package provider holds the provider adapters
+// (docs/architecture.md#the-three-seams, docs/providers.md): one type per
+// upstream family that builds the upstream request (URL, auth, where the model
+// goes), classifies the answer into an outcome, and says how its streams end. A
+// Registry maps the config's `provider` value to its adapter; configuration
+// validation, the proxy, the prober and explain all ask the registry, and
+// nothing else compares provider names.
 package provider
 
 import (
@@ -31,8 +32,8 @@ const (
 
 // ErrAuth is wrapped by an Endpoint's NewRequest or ProbeRequest error
 // when the upstream's own credentials could not be turned into a request
-// (a failed token exchange): an auth error of that upstream (DESIGN.md §6),
-// not a server error.
+// (a failed token exchange): an auth error of that upstream
+// (docs/reference.md#outcome-classes), not a server error.
 var ErrAuth = errors.New("upstream credentials refused")
 
 // Upstream is what an adapter needs of one upstream's configuration.
@@ -101,8 +102,9 @@ type Endpoint interface {
 	// client's headers the gateway forwards). It places the model where the
 	// provider takes it and sets the credentials.
 	NewRequest(ctx context.Context, op, model string, body []byte, h http.Header) (*http.Request, error)
-	// ProbeRequest builds an active health probe (DESIGN.md §6): kind
-	// "models" lists models (free), "chat" asks model for one token.
+	// ProbeRequest builds an active health probe
+	// (docs/reference.md#circuit-breaker-and-probes): kind "models" lists models
+	// (free), "chat" asks model for one token.
 	ProbeRequest(ctx context.Context, kind, model string) (*http.Request, error)
 	// Classify maps an answer's status, headers and (error) body to its
 	// outcome class, with the cooldown a throttling answer asks for when
@@ -157,9 +159,10 @@ var builtin = NewRegistry(OpenAI{}, Anthropic{}, AzureOpenAI{}, OpenAICompatible
 // Builtin returns the registry of the providers Switchyard ships.
 func Builtin() *Registry { return builtin }
 
-// ClassifyStatus maps an HTTP status to its outcome class (DESIGN.md §6):
-// 2xx success; 401, 402 and 403 auth errors; 429 rate limited; 408 and
-// 5xx server errors; any other 4xx the client's own error.
+// ClassifyStatus maps an HTTP status to its outcome class
+// (docs/reference.md#outcome-classes): 2xx success; 401, 402 and 403 auth
+// errors; 429 rate limited; 408 and 5xx server errors; any other 4xx the
+// client's own error.
 func ClassifyStatus(status int) outcome.Class {
 	switch {
 	case status < 300:

@@ -1,7 +1,7 @@
 package provider
 
 // BedrockSettings are an AWS Bedrock upstream's settings (the config's
-// `upstreams[].bedrock` block; DESIGN.md §9).
+// `upstreams[].bedrock` block; docs/providers.md#aws-bedrock-provider-bedrock).
 type BedrockSettings struct {
 	// Region is the AWS region (us-east-1, …); it picks the default
 	// base_url and signs the requests. Required.
@@ -18,7 +18,8 @@ type BedrockSettings struct {
 }
 
 // VertexSettings are a Google Vertex AI upstream's settings (the config's
-// `upstreams[].vertex` block; DESIGN.md §9).
+// `upstreams[].vertex` block;
+// docs/providers.md#google-vertex-ai-provider-vertex).
 type VertexSettings struct {
 	// Project is the Google Cloud project id. Required.
 	Project string `yaml:"project" json:"project"`

@@ -16,10 +16,11 @@ import (
 	"switchyard/internal/outcome"
 )
 
-// Vertex is Google Vertex AI (DESIGN.md §9). It serves Gemini models in
-// Gemini's protocol and Anthropic's Claude models (an upstream model name
-// that starts with "claude", such as claude-sonnet-4@20250514) in
-// Anthropic's, both with the model in the URL:
+// Vertex is Google Vertex AI
+// (docs/providers.md#google-vertex-ai-provider-vertex). It serves Gemini models
+// in Gemini's protocol and Anthropic's Claude models (an upstream model name
+// that starts with "claude", such as claude-sonnet-4@20250514) in Anthropic's,
+// both with the model in the URL:
 //
 //	{base_url}/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent
 //	                                                                           :streamGenerateContent?alt=sse

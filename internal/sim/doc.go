@@ -1,10 +1,11 @@
-// Package sim is Switchyard's virtual-time traffic simulator (DESIGN.md §1,
-// issue 8 "See it before production"): it replays a scenario — traffic
-// phases, sessions, and a model of every upstream provider with its latency,
-// rate limits, errors, outages, brown-outs and hangs — through the gateway's
-// real request path: the proxy's HTTP handler, its attempt loop, balancer,
-// breakers, RPM/TPM limiter, slots and queues, statistics, affinity table,
-// retry budget and spend, with no socket and no sleeping.
+// Package sim is Switchyard's virtual-time traffic simulator
+// (docs/simulator.md, issue 8 "See it before production"): it replays a
+// scenario — traffic phases, sessions, and a model of every upstream provider
+// with its latency, rate limits, errors, outages, brown-outs and hangs —
+// through the gateway's real request path: the proxy's HTTP handler, its
+// attempt loop, balancer, breakers, RPM/TPM limiter, slots and queues,
+// statistics, affinity table, retry budget and spend, with no socket and no
+// sleeping.
 //
 // Each request is a goroutine run by a cooperative scheduler that is also
 // the virtual clock (sched): one runs at a time, until it blocks on the

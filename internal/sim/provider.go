@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Timings of answers that are not generated (DESIGN-independent modelling
-// choices, documented in docs/simulator.md).
+// Timings of answers that are not generated (modelling choices of
+// our own, documented in docs/simulator.md).
 const (
 	// refusedAfter is how long a refused connection takes to fail.
 	refusedAfter = 10 * time.Millisecond

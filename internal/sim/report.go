@@ -46,8 +46,8 @@ type Overall struct {
 	ClientErrors []LabelCount `json:"client_errors"`
 	// Attempts counts upstream attempts; Failovers those after a request's
 	// first but its hedges; Rescued the successful requests that needed a
-	// failover; Hedges the attempts raced alongside a slow one (DESIGN.md
-	// §10).
+	// failover; Hedges the attempts raced alongside a slow one
+	// (docs/routing.md#hedged-requests).
 	Attempts  int64 `json:"attempts"`
 	Failovers int64 `json:"failovers"`
 	Rescued   int64 `json:"rescued_by_failover"`
@@ -57,7 +57,7 @@ type Overall struct {
 	TTFTMs    Percentiles `json:"ttft_ms"`
 	CostUSD   float64     `json:"cost_usd"`
 	// Affinity counts the plans of requests with a session by what their
-	// binding did (DESIGN.md §5).
+	// binding did (docs/routing.md#2-candidates-and-session-affinity).
 	Affinity AffinityCounts `json:"affinity"`
 	// CacheAffinity is how often a session's turn went to the upstream
 	// holding its prompt cache; only for scenarios with sessions.

@@ -14,8 +14,8 @@ import (
 )
 
 // Driver is the live routing state of every upstream, behind one interface
-// whichever state.driver runs (DESIGN.md §1, §7): Local keeps it in this
-// process; RedisDriver shares it with every instance on the same Redis
+// whichever state.driver runs (docs/reference.md#state-drivers): Local keeps it
+// in this process; RedisDriver shares it with every instance on the same Redis
 // prefix and falls back to the Local it wraps while Redis is down. The
 // proxy, the admin API and the metrics gauges hold a Driver and never ask
 // which one it is.
@@ -64,7 +64,8 @@ type Driver interface {
 	// Forget drops the state of an upstream that no longer exists.
 	Forget(upstream string)
 	// Pins records and finds the upstream holding stateful objects
-	// (DESIGN.md §5), for affinity.response_ttl.
+	// (docs/routing.md#stateful-calls-pinned-not-sticky), for
+	// affinity.response_ttl.
 	affinity.Pins
 }
 

@@ -66,7 +66,7 @@ type RedisOptions struct {
 	OnTransition func(upstream, to, reason string)
 }
 
-// Redis is the shared state of state.driver: redis (DESIGN.md §7): the
+// Redis is the shared state of state.driver: redis (docs/scale-out.md): the
 // breakers, 429 cooldowns, RPM/TPM windows, in-flight leases, slot queue,
 // EWMA statistics, spend counters and (RedisAffinity) session bindings that
 // every instance under the same key prefix sees. It is authoritative at

@@ -8,13 +8,14 @@ import (
 	"switchyard/internal/affinity"
 )
 
-// The pins of stateful objects (DESIGN.md §5) shared through Redis: one
-// string key per object, prefix + "pin:" + the StateRef, holding the
-// upstream's name and expiring after affinity.response_ttl (the TTL of the
-// local table the driver wraps). Every pin is written through to that
-// table too, which answers while Redis is down and for the pins made while
-// it was: an object never moves to another upstream, so a local record is
-// never wrong, only maybe missing. Both calls count as OpAffinity.
+// The pins of stateful objects
+// (docs/routing.md#stateful-calls-pinned-not-sticky) shared through Redis: one
+// string key per object, prefix + "pin:" + the StateRef, holding the upstream's
+// name and expiring after affinity.response_ttl (the TTL of the local table the
+// driver wraps). Every pin is written through to that table too, which answers
+// while Redis is down and for the pins made while it was: an object never moves
+// to another upstream, so a local record is never wrong, only maybe missing.
+// Both calls count as OpAffinity.
 
 // pinKey is the Redis key of ref's record.
 func (r *Redis) pinKey(ref affinity.StateRef) string { return r.prefix + "pin:" + string(ref) }

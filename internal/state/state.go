@@ -3,9 +3,9 @@
 // planning, the admin API and the metrics share, the client keys' rpm and
 // the prober's breaker. Local keeps it in process (state.driver: memory);
 // RedisDriver shares it between gateway instances through Redis and falls
-// back to the Local it wraps (DESIGN.md §7). Stats and Memory are the
-// statistics part: requests in a sliding window, latency/TTFT/throughput
-// EWMAs and the failure streak.
+// back to the Local it wraps (docs/reference.md#state-drivers). Stats and
+// Memory are the statistics part: requests in a sliding window,
+// latency/TTFT/throughput EWMAs and the failure streak.
 package state
 
 import (
@@ -37,7 +37,8 @@ type Snapshot struct {
 	// FirstByteP95 is the 95th percentile, in milliseconds, of the recent
 	// successful attempts' first-byte times (a stream's first event, a
 	// whole answer's body), this instance's own; 0 until there are
-	// MinFirstByteSamples. A hedge delay of p95 (DESIGN.md §10) reads it.
+	// MinFirstByteSamples. A hedge delay of p95 (docs/routing.md#hedged-requests)
+	// reads it.
 	FirstByteP95 float64
 }
 

@@ -165,16 +165,16 @@ type RequestLog struct {
 	// Error is a short, secret-free error message; "" on success.
 	Error string `json:"error,omitempty"`
 	// Translated is "<client protocol>-><upstream protocol>" when the
-	// request was translated for the upstream that served it (DESIGN.md
-	// §9), "" when it passed through.
+	// request was translated for the upstream that served it
+	// (docs/protocols.md), "" when it passed through.
 	Translated string `json:"translated,omitempty"`
 	// Tried lists the request's upstream attempts in the order they
 	// started: retries one after another, hedges alongside the attempt
-	// they raced (DESIGN.md §10); the one whose answer the client got has
-	// Won set.
+	// they raced (docs/routing.md#hedged-requests); the one whose answer the
+	// client got has Won set.
 	Tried []Attempt `json:"tried,omitempty"`
 	// TraceID is the request's OpenTelemetry trace id (32 hex digits)
-	// when tracing is on (DESIGN.md §11), else "".
+	// when tracing is on (docs/tracing.md), else "".
 	TraceID string `json:"trace_id,omitempty"`
 }
 

@@ -1,5 +1,5 @@
-// Package tracing exports the gateway's OpenTelemetry traces (DESIGN.md
-// §11): it builds the tracer provider and its OTLP exporter from
+// Package tracing exports the gateway's OpenTelemetry traces
+// (docs/tracing.md): it builds the tracer provider and its OTLP exporter from
 // `tracing.*`, and holds what the request path and the log share: the W3C
 // trace-context propagator and the log handler that puts trace_id on every
 // line written within a span.

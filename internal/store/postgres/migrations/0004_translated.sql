@@ -1,4 +1,4 @@
--- 0004: a request log records the translation that served it (DESIGN.md §9):
+-- 0004: a request log records the translation that served it (docs/protocols.md):
 -- "<client protocol>-><upstream protocol>", '' when the request passed
 -- through in its own protocol.
 ALTER TABLE request_logs ADD COLUMN translated text NOT NULL DEFAULT '';

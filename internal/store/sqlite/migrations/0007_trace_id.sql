@@ -1,3 +1,3 @@
--- 0007: a request log carries its OpenTelemetry trace id (DESIGN.md §11):
+-- 0007: a request log carries its OpenTelemetry trace id (docs/tracing.md):
 -- 32 hex digits when tracing is on, '' when it is off.
 ALTER TABLE request_logs ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';
