@@ -125,14 +125,6 @@ func lines(ps []Problem) string {
 	return b.String()
 }
 
-// pending lists directories still allowed to cite, by a bare upper-case
-// name, documents that are not in the repository, because another change
-// rewrites those citations; the test fails once one no longer does, so that
-// it is taken off the list.
-var pending = []string{
-	"internal/proxy/", // being refactored; its citations are rewritten after
-}
-
 // TestRepositoryLinks checks the repository itself: every document a file
 // points to exists and every anchor names a heading.
 func TestRepositoryLinks(t *testing.T) {
@@ -140,18 +132,7 @@ func TestRepositoryLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	held := map[string]int{}
 	for _, p := range problems {
-		i := slices.IndexFunc(pending, func(dir string) bool { return strings.HasPrefix(p.File, dir) })
-		if i >= 0 && !strings.ContainsAny(p.Target, "/#") {
-			held[pending[i]]++
-			continue
-		}
 		t.Error(p)
-	}
-	for _, dir := range pending {
-		if held[dir] == 0 {
-			t.Errorf("%s cites only documents of the repository now: delete it from pending", dir)
-		}
 	}
 }

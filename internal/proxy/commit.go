@@ -140,7 +140,7 @@ func (a *attempt) relayStream(rp *reply) outcome.Outcome {
 	}
 }
 
-// setGatewayHeaders adds the X-Switchyard-* headers (docs/reference.md#response-headers).
+// setGatewayHeaders adds the X-Switchyard-* headers (docs/reference.md#headers-the-gateway-sets).
 // X-Request-Id is set when the request arrives.
 func (a *attempt) setGatewayHeaders(rp *reply) {
 	h := rp.w.Header()

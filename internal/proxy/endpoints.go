@@ -7,7 +7,7 @@ import (
 	"switchyard/internal/codec"
 )
 
-// endpoints are the proxied client operations of DESIGN.md §3 whose path is
+// endpoints are the proxied client operations of docs/reference.md#client-api whose path is
 // fixed, each with the codec of its wire protocol.
 var endpoints = map[string]codec.Codec{
 	"/v1/chat/completions":      codec.OpenAIChat,

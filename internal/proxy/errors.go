@@ -19,7 +19,7 @@ var (
 	// ErrMissingModel: the body has no "model" string (400).
 	ErrMissingModel = errors.New(`request body has no "model" field`)
 	// ErrIncompatible: the request uses something no candidate's protocol
-	// can express (400, DESIGN.md §9).
+	// can express (400, docs/protocols.md#how-a-request-is-routed-across-families).
 	ErrIncompatible = errors.New("request cannot be expressed in any upstream's protocol")
 	// ErrUnauthorized: no key, or an unknown key (401).
 	ErrUnauthorized = errors.New("invalid API key")
@@ -37,7 +37,7 @@ var (
 	ErrSpendLimit = errors.New("spend limit exceeded for this key")
 	// ErrStateUnavailable: the request refers to a response or conversation
 	// that only one upstream holds, and that upstream cannot take it now
-	// (503, DESIGN.md §5).
+	// (503, docs/routing.md#stateful-calls-pinned-not-sticky).
 	ErrStateUnavailable = errors.New("the upstream holding the previous response is unavailable")
 	// ErrQueueFull: every candidate is full and its queue too (503).
 	ErrQueueFull = errors.New("queue full")
@@ -83,7 +83,7 @@ func Refused(status int, errorClass string) bool {
 }
 
 // apiErrorFor maps a sentinel to its status, type and code — the one place
-// that does (STYLE.md rule 8).
+// that does (docs/reference.md#errors).
 func apiErrorFor(err error) *apiError {
 	switch {
 	case errors.Is(err, ErrInvalidJSON):

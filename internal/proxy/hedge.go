@@ -15,7 +15,7 @@ import (
 )
 
 // errHedgeLost ends an attempt another attempt of its request beat to
-// commit (DESIGN.md §10): it is cancelled, not failed.
+// commit (docs/routing.md#hedged-requests): it is cancelled, not failed.
 var errHedgeLost = errors.New("hedge lost")
 
 // hedgePolicy is a route's hedge settings, parsed once per catalog.

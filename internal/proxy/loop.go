@@ -305,7 +305,7 @@ func (x *exchange) claim(ctx context.Context, c *cursor, rt *route, hedge bool) 
 // claimHedge admits, for a hedge, the first candidate left in the plan's
 // order with a free slot and room in its limits now (never a waitable one),
 // and takes it out of the plan. The candidates it passes stay in the plan
-// as they were, for a retry after a failure (DESIGN.md §10: hedging only
+// as they were, for a retry after a failure (docs/routing.md#hedged-requests: hedging only
 // adds races), and are not noted as failures. It spends no retry budget
 // (hedges have their own).
 func (x *exchange) claimHedge(ctx context.Context, c *cursor) (*upstream, state.Lease) {
@@ -360,7 +360,7 @@ func (x *exchange) settle(a *attempt, o outcome.Outcome, committed bool, plan *b
 }
 
 // clientGone records a request whose client disconnected: 499, whatever
-// the attempt that saw it was doing (DESIGN.md §3).
+// the attempt that saw it was doing (docs/reference.md#client-disconnects).
 func (x *exchange) clientGone() {
 	if x.log.Status != 499 {
 		x.log.Status, x.log.ErrorClass = 499, "client_canceled"
@@ -395,7 +395,7 @@ const (
 )
 
 // bindingOf says how a success on upstream name binds the session whose
-// affinity record is a (DESIGN.md §5). Its home serving it (again) binds
+// affinity record is a (docs/routing.md#2-candidates-and-session-affinity). Its home serving it (again) binds
 // it home, which ends any stand-in: with fail_back that is how a session
 // returns. Another upstream serving a session whose home is only
 // unavailable for now — failed this time, breaker open, cooling down, full
@@ -462,7 +462,7 @@ func (t *tally) allRateLimited() bool {
 // summary lists the failures, then every candidate the plans left out
 // and was not tried after all (full ones with their slots in use), each
 // once with the reason, for the client's error message: it names every
-// upstream the key may reach and why it did not serve (DESIGN.md §3).
+// upstream the key may reach and why it did not serve (docs/reference.md#errors).
 func (t *tally) summary() string {
 	var parts []string
 	for _, f := range t.failures {

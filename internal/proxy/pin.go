@@ -13,7 +13,7 @@ import (
 
 // statePin is a request of a protocol whose upstreams keep state between
 // requests (codec.Stateful: the OpenAI Responses API) and that state's
-// upstream (DESIGN.md §5). Stateful calls are pinned hard: a request that
+// upstream (docs/routing.md#stateful-calls-pinned-not-sticky). Stateful calls are pinned hard: a request that
 // refers to a response or conversation an upstream holds goes to that
 // upstream only, or gets 503 previous_response_unavailable naming it, never
 // another account's 404; and every answer an upstream gives in the

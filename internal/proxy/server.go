@@ -1,4 +1,4 @@
-// Package proxy serves the client API of DESIGN.md §3: it authenticates the
+// Package proxy serves the client API of docs/reference.md#client-api: it authenticates the
 // caller, peeks at the request, asks the balancer for a plan, and runs the
 // attempt loop that forwards the request to upstreams, failing over before
 // the first byte reaches the client and streaming SSE through event by event.
@@ -47,7 +47,7 @@ type Options struct {
 	// Transport sends upstream requests. Default: a tuned http.Transport.
 	Transport http.RoundTripper
 	// Go runs f on a goroutine of its own: each attempt a hedged request
-	// races (DESIGN.md §10). Default: the go statement; the simulator
+	// races (docs/routing.md#hedged-requests). Default: the go statement; the simulator
 	// runs f as a task of its scheduler.
 	Go func(f func())
 	// State is the live routing state (breakers, limits, slots, statistics,
@@ -72,7 +72,7 @@ type Options struct {
 	// MaxResponseBytes caps a non-streaming upstream response. Default 64 MiB.
 	MaxResponseBytes int64
 	// Tracer, when set, traces every client request, its attempts and
-	// the probes (DESIGN.md §11); nil turns tracing off at no cost.
+	// the probes (docs/tracing.md); nil turns tracing off at no cost.
 	Tracer trace.Tracer
 }
 

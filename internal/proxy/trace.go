@@ -19,7 +19,7 @@ import (
 	"switchyard/internal/tracing"
 )
 
-// The span attributes of DESIGN.md §11: the GenAI and HTTP semantic
+// The span attributes of docs/tracing.md#attributes: the GenAI and HTTP semantic
 // conventions' names, and the gateway's own.
 const (
 	attrUpstream   = attribute.Key("switchyard.upstream")

@@ -15,7 +15,7 @@ import (
 )
 
 // translation is how one request reaches upstreams of other protocol
-// families (DESIGN.md §9). The client's request is decoded into the
+// families (docs/protocols.md). The client's request is decoded into the
 // canonical form once, on the first candidate of another family, and
 // encoded per attempt into that upstream's protocol.
 type translation struct {
@@ -64,7 +64,7 @@ func (q *request) wire(up *upstream, model string) codec.Translator {
 }
 
 // markCompatible fills each candidate's Translate and Incompatible fields
-// (DESIGN.md §9): a candidate of another family is incompatible when the
+// (docs/protocols.md): a candidate of another family is incompatible when the
 // request uses something its protocol cannot express, or cannot be
 // translated at all.
 func (q *request) markCompatible(cands []balancer.Candidate, ups []*upstream, model string) {
