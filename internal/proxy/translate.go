@@ -114,7 +114,7 @@ func (x *exchange) noteIncompatible(d *balancer.Decision) {
 // incompatibleError is the 400 for a request no candidate can express.
 func (x *exchange) incompatibleError() error {
 	msg := "no upstream of model " + strconv.Quote(x.model) + " can serve this request: "
-	if x.tr.err != nil && x.tally.incompatible == "request cannot be translated" {
+	if x.tr.err != nil { // the request itself does not decode: the client's error
 		return newError(ErrInvalidRequest, msg+x.tr.err.Error())
 	}
 	return newError(ErrIncompatible, msg+"incompatible: "+x.tally.incompatible+" is not supported by their protocols")
