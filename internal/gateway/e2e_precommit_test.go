@@ -84,6 +84,8 @@ var precommitRows = func() []precommitRow {
 		streamRow("first event error", "first-error", mock.Behavior{StreamError: 529}),
 		streamRow("first event rate-limit error", "first-429", mock.Behavior{StreamError: http.StatusTooManyRequests}),
 		streamRow("first line not SSE", "not-sse", mock.Behavior{MalformedStream: true}),
+		// An SSE comment is not a first byte: the cut after it fails over.
+		streamRow("keep-alive comment then cut", "comment-cut", mock.Behavior{KeepAliveFirst: true, DropAfterEvents: 1}),
 		stall,
 		cut,
 		midError,

@@ -69,6 +69,11 @@ type Behavior struct {
 	// after that many SSE events (every event counts: role chunks, pings,
 	// [DONE]). Non-streaming requests ignore it.
 	DropAfterEvents int `json:"drop_after_events"`
+	// KeepAliveFirst sends an SSE comment (": keep-alive") before a
+	// stream's first event, as a proxy or a server holding the connection
+	// open does. The comment counts as an event for DropAfterEvents: with
+	// 1 the stream is that comment, then a cut connection.
+	KeepAliveFirst bool `json:"keep_alive_first"`
 	// CompletionTokens is the number of tokens (words) in each answer of
 	// drawn words (not in tool calls, the quote of a tool result or the
 	// description of images); 0 means DefaultCompletionTokens (16). A

@@ -158,6 +158,8 @@ func (sw *sseWriter) send(e sseEvent) bool {
 		sw.writeHeader()
 		if sw.array {
 			sw.buf = append(sw.buf, '[')
+		} else if sw.frames == nil && c.b.KeepAliveFirst && !sw.keepAlive() {
+			return false
 		}
 	}
 	switch {
@@ -191,12 +193,31 @@ func (sw *sseWriter) send(e sseEvent) bool {
 	if stop {
 		return false
 	}
-	if n := c.b.DropAfterEvents; n > 0 && sw.events >= n {
-		// Close the connection without ending the chunked body: the client
-		// reads an unexpected EOF. net/http does not log this sentinel.
+	sw.dropDue()
+	return true
+}
+
+// keepAlive writes and flushes an SSE comment, counted as an event
+// (Behavior.KeepAliveFirst); false when the client has gone.
+func (sw *sseWriter) keepAlive() bool {
+	if _, err := sw.c.w.Write([]byte(": keep-alive\n\n")); err != nil {
+		return false
+	}
+	if err := sw.rc.Flush(); err != nil {
+		return false
+	}
+	sw.events++
+	sw.dropDue()
+	return true
+}
+
+// dropDue cuts the connection once Behavior.DropAfterEvents events are
+// out, without ending the chunked body: the client reads an unexpected
+// EOF. net/http does not log this sentinel.
+func (sw *sseWriter) dropDue() {
+	if n := sw.c.b.DropAfterEvents; n > 0 && sw.events >= n {
 		panic(http.ErrAbortHandler)
 	}
-	return true
 }
 
 // writeHeader sends the stream's 200 headers, with the Content-Type of its

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -123,10 +124,19 @@ func (a *attempt) firstEvent(ctx context.Context) outcome.Outcome {
 	return outcome.Outcome{Class: outcome.Success}
 }
 
-// commentOnly reports whether ev carries nothing but SSE comments: no
-// event name, no data, no out-of-band error.
+// commentOnly reports whether ev is nothing but SSE comments: every line
+// starts with ':' (a line of anything else — data, or a field SSE does not
+// know — makes it an event, which WellFormedFirst then judges).
 func commentOnly(ev *codec.Event) bool {
-	return len(ev.Data) == 0 && len(ev.Name) == 0 && !ev.Exception
+	if len(ev.Data) > 0 || len(ev.Name) > 0 || ev.Exception {
+		return false
+	}
+	for line := range bytes.Lines(bytes.TrimPrefix(ev.Raw, []byte("\uFEFF"))) {
+		if line = bytes.TrimRight(line, "\r\n"); len(line) > 0 && line[0] != ':' {
+			return false
+		}
+	}
+	return true
 }
 
 // transportFailure classifies a failed round trip.
