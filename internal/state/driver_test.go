@@ -143,3 +143,34 @@ func TestDriverQueuedCallerLeaves(t *testing.T) {
 		})
 	}
 }
+
+// Every reason a refusal is named by maps to the error the Driver
+// documents; canceled (a caller that left while queued) is
+// context.Canceled, not a rate limit.
+func TestDenialReasons(t *testing.T) {
+	tests := []struct {
+		reason string
+		want   error
+	}{
+		{"breaker", ErrBreakerOpen},
+		{"cooldown", ErrCoolingDown},
+		{"rpm", ErrRateLimited},
+		{"tpm", ErrRateLimited},
+		{"rate", ErrRateLimited},
+		{"full", limits.ErrConcurrencyFull},
+		{"queue_full", limits.ErrQueueFull},
+		{"queue_timeout", limits.ErrQueueTimeout},
+		{"canceled", context.Canceled},
+	}
+	for _, tc := range tests {
+		t.Run(tc.reason, func(t *testing.T) {
+			d := denial(tc.reason, time.Second)
+			if !errors.Is(d, tc.want) || d.Reason != tc.reason || d.Wait != time.Second {
+				t.Fatalf("denial(%q) = %+v (%v), want %v", tc.reason, *d, d.Err, tc.want)
+			}
+			if tc.want != ErrRateLimited && errors.Is(d, ErrRateLimited) {
+				t.Fatalf("denial(%q) is also a rate limit", tc.reason)
+			}
+		})
+	}
+}

@@ -51,7 +51,7 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 		res, err := r.admitOnce(ctx, &t, a, wait, false)
 		if err != nil && ctx.Err() != nil { // the caller left, Redis did not fail
 			r.leaveQueue(a.Upstream, t.id)
-			return t, &Denial{Reason: "canceled", Err: contextError(ctx)}
+			return t, canceled(ctx)
 		}
 		if !r.result(ctx, OpAdmit, err) || len(res) != 3 {
 			r.hold(t)
@@ -76,12 +76,12 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 		case <-deadline:
 			r.leaveQueue(a.Upstream, t.id)
 			if ctx.Err() != nil { // gone just as the queue timed out: it is gone
-				return t, &Denial{Reason: "canceled", Err: contextError(ctx)}
+				return t, canceled(ctx)
 			}
 			return t, denial("queue_timeout", 0)
 		case <-ctx.Done():
 			r.leaveQueue(a.Upstream, t.id)
-			return t, &Denial{Reason: "canceled", Err: contextError(ctx)}
+			return t, canceled(ctx)
 		}
 	}
 }
@@ -138,6 +138,12 @@ func (r *Redis) hold(t Ticket) {
 	r.mu.Lock()
 	r.held[t.id] = t.upstream
 	r.mu.Unlock()
+}
+
+// canceled is the refusal of a request whose caller left while it was
+// queued: ctx's error, never a queue timeout.
+func canceled(ctx context.Context) *Denial {
+	return &Denial{Reason: "canceled", Err: contextError(ctx)}
 }
 
 // contextError returns why ctx ended: ctx.Err(), wrapping also
