@@ -81,18 +81,18 @@ func TestRedisProbeClosesSharedBreaker(t *testing.T) {
 		t.Fatalf("shared breaker %q after an auth error, want open", v.Breaker)
 	}
 	gate := b.ProbeGate()
-	if ok, _, until := gate.AcquireProbe(ctx, "u"); ok || !until.Equal(t0.Add(testCircuit.OpenDuration)) {
-		t.Fatalf("probe while open: ok %v until %v, want refused until %v", ok, until, t0.Add(testCircuit.OpenDuration))
+	if p, ok := gate.AcquireProbe(ctx, "u"); ok || !p.Until.Equal(t0.Add(testCircuit.OpenDuration)) {
+		t.Fatalf("probe while open: ok %v until %v, want refused until %v", ok, p.Until, t0.Add(testCircuit.OpenDuration))
 	}
 	clk.Advance(testCircuit.OpenDuration)
-	ok, probe, _ := gate.AcquireProbe(ctx, "u")
-	if !ok || !probe {
-		t.Fatalf("probe after the open period: ok %v probe %v, want the shared probe slot", ok, probe)
+	p, ok := gate.AcquireProbe(ctx, "u")
+	if !ok || !p.Slot {
+		t.Fatalf("probe after the open period: ok %v slot %v, want the shared probe slot", ok, p.Slot)
 	}
 	if _, err := a.Admit(ctx, Admission{Upstream: "u"}); !errors.Is(err, ErrBreakerOpen) {
 		t.Fatalf("Admit on the other instance while the probe is out = %v, want ErrBreakerOpen", err)
 	}
-	gate.RecordProbe(ctx, "u", outcome.Outcome{Class: outcome.Success})
+	p.Done(ctx, outcome.Outcome{Class: outcome.Success})
 	if v := syncView(t, a.r, "u"); v.Breaker != "closed" {
 		t.Fatalf("shared breaker %q after a successful probe, want closed", v.Breaker)
 	}

@@ -106,15 +106,17 @@ func (d *Local) Admit(ctx context.Context, a Admission) (Lease, error) {
 // asked and the slot is taken whatever max_concurrency says.
 func (d *Local) admit(ctx context.Context, a Admission, enforce bool) (*localLease, error) {
 	name := a.Upstream
+	permit := d.breakers.Current(name) // unasked: the breaker hears the outcome in its generation now
 	if enforce {
-		if ok, _ := d.breakers.Acquire(name); !ok {
+		var ok bool
+		if permit, ok = d.breakers.Acquire(name); !ok {
 			return nil, &Denial{Reason: "breaker", Err: ErrBreakerOpen}
 		}
 	}
 	resv, ok := d.limiter.Reserve(name, a.Tokens)
 	if !ok {
 		if enforce {
-			d.breakers.Record(name, outcome.Of(outcome.Canceled, "not sent: rate limit"))
+			d.breakers.Record(name, permit, outcome.Of(outcome.Canceled, "not sent: rate limit"))
 		}
 		return nil, &Denial{Reason: "rate", Err: ErrRateLimited}
 	}
@@ -132,11 +134,11 @@ func (d *Local) admit(ctx context.Context, a Admission, enforce bool) (*localLea
 	if err != nil {
 		resv.Cancel()
 		if enforce {
-			d.breakers.Record(name, outcome.Of(outcome.Canceled, "not sent: "+err.Error()))
+			d.breakers.Record(name, permit, outcome.Of(outcome.Canceled, "not sent: "+err.Error()))
 		}
 		return nil, &Denial{Reason: slotReason(err), Err: err}
 	}
-	return &localLease{d: d, name: name, release: release, resv: resv, asked: enforce}, nil
+	return &localLease{d: d, name: name, release: release, resv: resv, permit: permit, asked: enforce}, nil
 }
 
 // slotReason names a slot error as the scripts do.
@@ -158,7 +160,8 @@ type localLease struct {
 	name    string
 	release func()
 	resv    *limits.Reservation
-	asked   bool // the breaker was asked, and must hear back if the attempt is called off
+	permit  health.Permit // the breaker generation it was admitted in
+	asked   bool          // the breaker was asked, and must hear back if the attempt is called off
 	done    atomic.Bool
 }
 
@@ -182,7 +185,7 @@ func (l *localLease) finish(o outcome.Outcome) bool {
 	}
 	l.release()
 	l.d.stats.Observe(l.name, o, l.d.clk.Now())
-	l.d.breakers.Record(l.name, o)
+	l.d.breakers.Record(l.name, l.permit, o)
 	if o.Class == outcome.Success {
 		l.resv.Commit(o.Tokens())
 	} else {
@@ -199,7 +202,7 @@ func (l *localLease) cancel(why string) {
 	l.release()
 	l.resv.Cancel()
 	if l.asked {
-		l.d.breakers.Record(l.name, outcome.Of(outcome.Canceled, "not sent: "+why))
+		l.d.breakers.Record(l.name, l.permit, outcome.Of(outcome.Canceled, "not sent: "+why))
 	}
 }
 

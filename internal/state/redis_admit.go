@@ -13,6 +13,7 @@ type Ticket struct {
 	id       string
 	bucket   int64 // the TPM bucket (Unix seconds) its tokens were reserved in
 	tokens   int64
+	gen      int64 // the shared breaker's generation it was admitted in; noGeneration when local
 	// Shared is false when Redis could not be asked: the caller's local
 	// checks decided, and Settle still gives the lease back.
 	Shared bool
@@ -20,9 +21,16 @@ type Ticket struct {
 	Probe bool
 }
 
-// newTicket returns a ticket with a fresh id for a request to upstream.
-func (r *Redis) newTicket(upstream string, tokens int64) Ticket {
-	return Ticket{upstream: upstream, id: r.instance + ":" + strconv.FormatUint(r.seq.Add(1), 36), tokens: max(tokens, 0)}
+// noGeneration is the breaker generation of a ticket Redis did not admit:
+// its outcome feeds no shared breaker generation (settle.lua).
+const noGeneration = -1
+
+// newTicket returns a ticket with a fresh id for a request to a.Upstream.
+func (r *Redis) newTicket(a Admission) Ticket {
+	return Ticket{
+		upstream: a.Upstream, id: r.instance + ":" + strconv.FormatUint(r.seq.Add(1), 36),
+		tokens: max(a.Tokens, 0), gen: noGeneration,
+	}
 }
 
 // Admit asks Redis whether one request may go to a.Upstream now and, if so,
@@ -33,7 +41,7 @@ func (r *Redis) newTicket(upstream string, tokens int64) Ticket {
 // whose ctx ends while it is queued is refused with reason canceled and
 // ctx's error, never queue_timeout.
 func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
-	t := r.newTicket(a.Upstream, a.Tokens)
+	t := r.newTicket(a)
 	wait := a.Wait && a.Queue.Enabled && a.MaxConcurrency > 0
 	var deadline <-chan time.Time
 	for {
@@ -53,12 +61,15 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 			r.leaveQueue(a.Upstream, t.id)
 			return t, canceled(ctx)
 		}
-		if !r.result(ctx, OpAdmit, err) || len(res) != 3 {
+		if !r.result(ctx, OpAdmit, err) || len(res) < 3 {
 			r.hold(t)
 			return t, nil
 		}
 		if ok, _ := res[0].(int64); ok == 1 {
 			t.Shared, t.Probe = true, res[1] == int64(1)
+			if len(res) > 3 {
+				t.gen, _ = res[3].(int64)
+			}
 			r.hold(t)
 			return t, nil
 		}

@@ -47,7 +47,8 @@ type Settlement struct {
 }
 
 // Settle ends t: one round trip that releases its lease, corrects its
-// reservation, feeds the shared breaker and statistics, starts a cooldown,
+// reservation, feeds the shared breaker (in the generation t was admitted
+// in; not at all for a local ticket) and statistics, starts a cooldown,
 // charges spend and (re)binds a session. Failures fall back silently: the
 // lease expires by itself within lease_ttl.
 func (r *Redis) Settle(t Ticket, s Settlement) {
@@ -97,7 +98,9 @@ func (r *Redis) Settle(t Ticket, s Settlement) {
 }
 
 // settleIn queues settle.lua for t ending with o in b. probeOnly feeds the
-// breaker alone (an active probe: no lease, no statistics).
+// breaker alone (an active probe: no lease, no statistics). o feeds the
+// breaker only in the generation t was admitted in: never for a local
+// ticket.
 func (r *Redis) settleIn(ctx context.Context, b *batch, t Ticket, o outcome.Outcome, now time.Time, delta int64, cooldown time.Duration, probeOnly bool) *scriptCmd {
 	c := r.circuit.Load()
 	pmode := "0"
@@ -109,7 +112,7 @@ func (r *Redis) settleIn(ctx context.Context, b *batch, t Ticket, o outcome.Outc
 			r.key(t.upstream, "lease"), r.key(t.upstream, "queue"), r.key(t.upstream, "stats")},
 		now.UnixMilli(), t.id, string(wireOutcome(o.Class)), health.TripReason(*c, o.Class, o.Detail, false), t.bucket, delta, cooldown.Milliseconds(),
 		c.FailureThreshold, c.Window.Milliseconds(), c.OpenDuration.Milliseconds(), c.SuccessThreshold,
-		ms(o.Latency), ms(o.TTFT), o.TPS, Alpha, keepMs, o.LimitType, health.TripReason(*c, o.Class, o.Detail, true), pmode)
+		ms(o.Latency), ms(o.TTFT), o.TPS, Alpha, keepMs, o.LimitType, health.TripReason(*c, o.Class, o.Detail, true), pmode, t.gen)
 }
 
 // batch is one round trip: commands and scripts queued in a pipeline.
