@@ -98,7 +98,7 @@ type Redis struct {
 	watch   atomic.Pointer[Watch]
 
 	mu   sync.Mutex        // guards held
-	held map[string]string // ticket id → upstream, of every request in flight here
+	held map[string]string // ticket id → upstream, of every request in flight here with max_concurrency
 	wake sync.Map          // upstream → chan struct{}: closed when a lease here is released
 }
 

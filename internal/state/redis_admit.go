@@ -14,6 +14,7 @@ type Ticket struct {
 	bucket   int64 // the TPM bucket (Unix seconds) its tokens were reserved in
 	tokens   int64
 	gen      int64 // the shared breaker's generation it was admitted in; noGeneration when local
+	limited  bool  // its upstream has max_concurrency: it holds a lease in Redis
 	// Shared is false when Redis could not be asked: the caller's local
 	// checks decided, and Settle still gives the lease back.
 	Shared bool
@@ -29,7 +30,7 @@ const noGeneration = -1
 func (r *Redis) newTicket(a Admission) Ticket {
 	return Ticket{
 		upstream: a.Upstream, id: r.instance + ":" + strconv.FormatUint(r.seq.Add(1), 36),
-		tokens: max(a.Tokens, 0), gen: noGeneration,
+		tokens: max(a.Tokens, 0), gen: noGeneration, limited: a.MaxConcurrency > 0,
 	}
 }
 
@@ -143,9 +144,14 @@ func (r *Redis) leaveQueue(upstream, id string) {
 	r.result(context.Background(), OpAdmit, r.rdb.ZRem(ctx, r.key(upstream, "queue"), id).Err())
 }
 
-// hold remembers an in-flight ticket, so that its lease is renewed (and
-// re-registered after a Redis restart) until Settle.
+// hold remembers an in-flight ticket of an upstream with max_concurrency,
+// so that its lease is renewed (and re-registered after a Redis restart)
+// until Settle. The lease set holds nothing else: the shared in-flight
+// count of an upstream without the limit is not kept (the local one is).
 func (r *Redis) hold(t Ticket) {
+	if !t.limited {
+		return
+	}
 	r.mu.Lock()
 	r.held[t.id] = t.upstream
 	r.mu.Unlock()

@@ -711,15 +711,14 @@ func TestRedisStateStaysBounded(t *testing.T) {
 			t.Fatalf("WindowRequests = %d, want 59", got)
 		}
 	})
-	t.Run("leases of an unlimited upstream", func(t *testing.T) {
+	t.Run("leases renewed without admissions", func(t *testing.T) {
 		clk := clock.NewFake(t0)
 		a := newTestRedis(t, testCircuit, clk)
 		dead := newTestRedis(t, testCircuit, clk, sharing(a))
 		raw := rawClient(t)
-		adm := Admission{Upstream: "u"} // no max_concurrency: Admit never sweeps the leases
-		ghost := admitOK(t, dead, adm)
-		dead.Renew() // registered, then the instance dies
-		admitOK(t, a, adm)
+		adm := Admission{Upstream: "u", MaxConcurrency: 10}
+		ghost := admitOK(t, dead, adm) // then the instance dies
+		admitOK(t, a, adm)             // the last admission: only renewals sweep from here on
 		for range 5 {
 			clk.Advance(testLeaseTTL / 3)
 			a.Renew()

@@ -219,8 +219,9 @@ func (rd *upstreamReads) view(now time.Time, sec int64) View {
 	return v
 }
 
-// Renew extends the lease of every request in flight here by lease_ttl,
-// re-creating any that Redis lost (a restart): one round trip.
+// Renew extends the lease of every request in flight here (on an upstream
+// with max_concurrency) by lease_ttl, re-creating any that Redis lost (a
+// restart): one round trip.
 func (r *Redis) Renew() {
 	r.mu.Lock()
 	if len(r.held) == 0 {
