@@ -16,7 +16,7 @@ type Ticket struct {
 	gen      int64 // the shared breaker's generation it was admitted in; noGeneration when local
 	limited  bool  // its upstream has max_concurrency: it holds a lease in Redis
 	// Shared is false when Redis could not be asked: the caller's local
-	// checks decided, and Settle still gives the lease back.
+	// checks decide, and Settle still gives the lease back.
 	Shared bool
 	// Probe is true when the request is the shared half-open probe.
 	Probe bool
@@ -37,18 +37,22 @@ func (r *Redis) newTicket(a Admission) Ticket {
 // Admit asks Redis whether one request may go to a.Upstream now and, if so,
 // counts it, reserves its tokens and takes a lease: one round trip (a
 // queued request asks again every 20 ms, or at once when a slot here frees
-// up, until a.Queue.Timeout). When Redis is down it admits with a local
-// ticket (Shared false): the caller decides with its local state. A request
-// whose ctx ends while it is queued is refused with reason canceled and
-// ctx's error, never queue_timeout.
+// up, until a.Queue.Timeout). When Redis is down, or fails while asked
+// (even while the request is queued), it returns a local ticket (Shared
+// false) and no denial: the caller decides with its local state and, if it
+// admits, holds the ticket (hold). A request whose ctx ends while it is
+// queued is refused with reason canceled and ctx's error, never
+// queue_timeout.
 func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 	t := r.newTicket(a)
 	wait := a.Wait && a.Queue.Enabled && a.MaxConcurrency > 0
-	var deadline <-chan time.Time
+	var deadline <-chan time.Time // set once the request waits in the shared queue
 	for {
 		if !r.up.Load() {
 			r.fallback(OpAdmit)
-			r.hold(t)
+			if deadline != nil {
+				r.abandonQueue(t, a.Queue.Timeout)
+			}
 			return t, nil
 		}
 		// Take the wake-up channel before asking: a slot freed here between
@@ -59,11 +63,13 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 		}
 		res, err := r.admitOnce(ctx, &t, a, wait, false)
 		if err != nil && ctx.Err() != nil { // the caller left, Redis did not fail
-			r.leaveQueue(a.Upstream, t.id)
+			r.leaveQueue(t, a.Queue.Timeout)
 			return t, canceled(ctx)
 		}
 		if !r.result(ctx, OpAdmit, err) || len(res) < 3 {
-			r.hold(t)
+			if deadline != nil {
+				r.abandonQueue(t, a.Queue.Timeout)
+			}
 			return t, nil
 		}
 		if ok, _ := res[0].(int64); ok == 1 {
@@ -86,13 +92,13 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 		case <-woken:
 		case <-r.clk.After(queuePoll):
 		case <-deadline:
-			r.leaveQueue(a.Upstream, t.id)
+			r.leaveQueue(t, a.Queue.Timeout)
 			if ctx.Err() != nil { // gone just as the queue timed out: it is gone
 				return t, canceled(ctx)
 			}
 			return t, denial("queue_timeout", 0)
 		case <-ctx.Done():
-			r.leaveQueue(a.Upstream, t.id)
+			r.leaveQueue(t, a.Queue.Timeout)
 			return t, canceled(ctx)
 		}
 	}
@@ -134,14 +140,38 @@ func (r *Redis) released(upstream string) {
 	}
 }
 
-// leaveQueue removes a queued request that gave up.
-func (r *Redis) leaveQueue(upstream, id string) {
-	if !r.up.Load() {
-		return
+// leaveQueue removes a queued request that gave up, after waiting at most
+// timeout; when Redis cannot be told, the next Renew does.
+func (r *Redis) leaveQueue(t Ticket, timeout time.Duration) {
+	if r.up.Load() {
+		ctx, cancel := r.opCtx(context.Background())
+		defer cancel()
+		if r.result(context.Background(), OpAdmit, r.rdb.ZRem(ctx, r.key(t.upstream, "queue"), t.id).Err()) {
+			return
+		}
 	}
-	ctx, cancel := r.opCtx(context.Background())
-	defer cancel()
-	r.result(context.Background(), OpAdmit, r.rdb.ZRem(ctx, r.key(upstream, "queue"), id).Err())
+	r.abandonQueue(t, timeout)
+}
+
+// abandonQueue leaves t's entry in the shared queue, which it joined at
+// most timeout ago, for Renew to remove: admit.lua sweeps it by itself
+// only queue.timeout + lease_ttl after it joined, and until then every
+// instance's requests wait behind it.
+func (r *Redis) abandonQueue(t Ticket, timeout time.Duration) {
+	r.abandon(entry{r.key(t.upstream, "queue"), t.id}, timeout+r.lease)
+}
+
+// entry is one member of a sorted set: a lease or a queue entry.
+type entry struct{ key, id string }
+
+// abandon remembers e, given up while Redis could not be told, for Renew
+// to remove once Redis answers, or to forget after keep, when Redis has
+// swept it by itself.
+func (r *Redis) abandon(e entry, keep time.Duration) {
+	until := r.clk.Now().Add(keep)
+	r.mu.Lock()
+	r.left[e] = until
+	r.mu.Unlock()
 }
 
 // hold remembers an in-flight ticket of an upstream with max_concurrency,

@@ -49,8 +49,8 @@ type Settlement struct {
 // Settle ends t: one round trip that releases its lease, corrects its
 // reservation, feeds the shared breaker (in the generation t was admitted
 // in; not at all for a local ticket) and statistics, starts a cooldown,
-// charges spend and (re)binds a session. Failures fall back silently: the
-// lease expires by itself within lease_ttl.
+// charges spend and (re)binds a session. Failures fall back silently; the
+// lease is removed once Redis answers again (or expires within lease_ttl).
 func (r *Redis) Settle(t Ticket, s Settlement) {
 	r.mu.Lock()
 	delete(r.held, t.id)
@@ -63,6 +63,7 @@ func (r *Redis) Settle(t Ticket, s Settlement) {
 	}
 	if !r.up.Load() {
 		r.fallback(OpSettle)
+		r.abandonLease(t)
 		return
 	}
 	now := r.clk.Now()
@@ -90,10 +91,19 @@ func (r *Redis) Settle(t Ticket, s Settlement) {
 	}
 	err := b.exec(ctx)
 	if !r.result(context.Background(), OpSettle, err) {
+		r.abandonLease(t)
 		return
 	}
 	if to, _ := tr.res.Text(); to != "" && r.opts.OnTransition != nil {
 		r.opts.OnTransition(t.upstream, transitionName(to), o.Detail)
+	}
+}
+
+// abandonLease leaves t's lease, if it has one, for Renew to remove: it
+// would hold a slot until it expired, at most lease_ttl from now.
+func (r *Redis) abandonLease(t Ticket) {
+	if t.limited {
+		r.abandon(entry{r.key(t.upstream, "lease"), t.id}, r.lease)
 	}
 }
 
