@@ -75,13 +75,22 @@ const (
 // probe_interval after the previous one was claimed). After closing, the
 // effective-weight factor View.SlowStart ramps linearly from 0.1 to 1 over
 // slow_start, so a recovered upstream is not flooded at once.
+// outcome.Success, outcome.ClientError, outcome.RateLimited and
+// outcome.Canceled never count as failures.
 //
-// Outcomes recorded while OPEN belong to requests sent before it opened and
-// are ignored. Outcomes recorded while HALF_OPEN are treated as the probe's
-// whether or not the caller held the slot (a request sent while CLOSED that
-// outlived the whole open period is the only other way to get one), so a
-// caller that never calls Acquire still sees the breaker close and re-open.
-// outcome.Success, outcome.ClientError, outcome.RateLimited and outcome.Canceled never count as failures.
+// Generations (as sony/gobreaker keeps them). Every state change — a trip,
+// the end of the open period, closing — starts a new generation. Acquire
+// hands out a Permit naming the generation the attempt was admitted in, and
+// Record counts its outcome only in that generation: an outcome that
+// arrives after the state changed is ignored. So a long stream sent while
+// CLOSED that ends in a 5xx after the breaker tripped, waited out its open
+// period and went HALF_OPEN is neither taken for the probe's result nor
+// re-trips the breaker (which would double its open period); only the
+// probe's own outcome decides. Outcomes recorded while OPEN are therefore
+// always ignored (nothing is admitted while OPEN). A caller that counts
+// attempts another breaker admitted (state.driver: redis keeps its local
+// breakers warm this way) takes a Permit with Current: it claims nothing,
+// and in HALF_OPEN its outcome decides like the probe's.
 //
 // Transitions out of OPEN, the expiry of a probe lease and the reset of the
 // trip count happen lazily, on the next View, Acquire, Record or States call
@@ -106,6 +115,7 @@ type breaker struct {
 	mu sync.Mutex // guards every field below
 
 	state  State
+	gen    uint64 // the generation: advanced by every state change
 	reason string // why it last tripped
 	trips  int    // trips since it last stayed closed for a full window
 
@@ -176,22 +186,33 @@ func NewBreakers(cfg config.Circuit, clk clock.Clock, opts ...Option) *Breakers 
 	return b
 }
 
+// Permit is one attempt's standing with a breaker: the generation it was
+// admitted in (see Breakers) and whether it holds the half-open probe slot.
+// The zero Permit is of the first generation of a breaker that never
+// changed state.
+type Permit struct {
+	gen uint64
+	// Probe is true when the attempt holds the half-open probe slot.
+	Probe bool
+}
+
 // Acquire claims the right to send one request to upstream name now; call it
 // right before dispatch. It always succeeds while CLOSED and never while
 // OPEN. While HALF_OPEN it claims the probe slot if a probe is due and no
-// other is in flight, and reports probe = true; of any number of concurrent
+// other is in flight, and reports p.Probe; of any number of concurrent
 // callers exactly one gets it. A caller whose Acquire returned ok must
-// Record the outcome (outcome.Canceled if it ends up not sending), which frees or
-// decides the probe slot.
-func (b *Breakers) Acquire(name string) (ok, probe bool) {
+// Record the outcome with p (outcome.Canceled if it ends up not sending),
+// which frees or decides the probe slot.
+func (b *Breakers) Acquire(name string) (p Permit, ok bool) {
 	br := b.lookup(name)
 	if br == nil {
-		return true, false
+		return Permit{}, true
 	}
 	now := b.clock.Now()
 	var tr transitions
 	br.mu.Lock()
 	b.advanceLocked(br, now, &tr)
+	p.gen = br.gen
 	switch br.state {
 	case Closed:
 		ok = true
@@ -199,23 +220,40 @@ func (b *Breakers) Acquire(name string) (ok, probe bool) {
 		if !br.probeHeld && !now.Before(br.probeNext) {
 			br.probeHeld, br.probeAt = true, now
 			br.probeNext = now.Add(b.cfg.ProbeInterval)
-			ok, probe = true, true
+			ok, p.Probe = true, true
 		}
 	}
 	br.mu.Unlock()
 	b.fire(name, &tr)
-	return ok, probe
+	return p, ok
 }
 
-// Record feeds one attempt's outcome for upstream name into its breaker (see
-// Breakers for what each outcome class does in each state). res.Detail
-// describes the failure ("status 401", "connection refused") and goes into
-// the reason.
-func (b *Breakers) Record(name string, res outcome.Outcome) {
-	o, detail := res.Class, res.Detail
+// Current returns a Permit of upstream name's generation now without
+// asking or claiming anything: for an attempt another breaker admitted,
+// whose outcome this one should still hear (see Breakers).
+func (b *Breakers) Current(name string) Permit {
 	br := b.lookup(name)
 	if br == nil {
-		if o != outcome.ServerError && o != outcome.AuthError {
+		return Permit{}
+	}
+	var tr transitions
+	br.mu.Lock()
+	b.advanceLocked(br, b.clock.Now(), &tr)
+	p := Permit{gen: br.gen}
+	br.mu.Unlock()
+	b.fire(name, &tr)
+	return p
+}
+
+// Record feeds the outcome of one attempt on upstream name, admitted with
+// p, into its breaker (see Breakers for what each outcome class does in
+// each state); it is ignored when the breaker has changed state since p
+// was issued. res.Detail describes the failure ("status 401", "connection
+// refused") and goes into the reason.
+func (b *Breakers) Record(name string, p Permit, res outcome.Outcome) {
+	br := b.lookup(name)
+	if br == nil {
+		if o := res.Class; o != outcome.ServerError && o != outcome.AuthError {
 			return // nothing to count, and nothing to free
 		}
 		br = b.create(name)
@@ -224,34 +262,42 @@ func (b *Breakers) Record(name string, res outcome.Outcome) {
 	var tr transitions
 	br.mu.Lock()
 	b.advanceLocked(br, now, &tr)
+	if p.gen == br.gen { // an outcome of an earlier generation counts nowhere
+		b.recordLocked(br, now, res, &tr)
+	}
+	br.mu.Unlock()
+	b.fire(name, &tr)
+}
+
+// recordLocked applies an outcome of br's current generation at now. br.mu
+// must be held and advanceLocked applied.
+func (b *Breakers) recordLocked(br *breaker, now time.Time, res outcome.Outcome, tr *transitions) {
 	switch br.state {
 	case Closed:
-		switch o {
+		switch res.Class {
 		case outcome.AuthError:
-			b.tripLocked(br, now, authReason(detail), &tr)
+			b.tripLocked(br, now, authReason(res.Detail), tr)
 		case outcome.ServerError:
 			if b.addFailureLocked(br, now) {
-				b.tripLocked(br, now, b.failureReason(detail), &tr)
+				b.tripLocked(br, now, b.failureReason(res.Detail), tr)
 			}
 		}
 	case HalfOpen:
-		switch o {
+		switch res.Class {
 		case outcome.Success:
 			br.probeHeld = false
 			br.successes++
 			if br.successes >= b.cfg.SuccessThreshold {
-				b.closeLocked(br, now, &tr)
+				b.closeLocked(br, now, tr)
 			}
 		case outcome.AuthError:
-			b.tripLocked(br, now, authReason(detail), &tr)
+			b.tripLocked(br, now, authReason(res.Detail), tr)
 		case outcome.ServerError:
-			b.tripLocked(br, now, probeReason(detail), &tr)
+			b.tripLocked(br, now, probeReason(res.Detail), tr)
 		case outcome.ClientError, outcome.RateLimited, outcome.Canceled:
 			br.probeHeld = false
 		}
 	}
-	br.mu.Unlock()
-	b.fire(name, &tr)
 }
 
 // Forget drops the breaker of an upstream that no longer exists; a later
@@ -292,6 +338,7 @@ func (b *Breakers) advanceLocked(br *breaker, now time.Time, tr *transitions) {
 			return
 		}
 		br.state = HalfOpen
+		br.gen++
 		// The first probe is due at once, unless the previous probe (before
 		// a re-open) was claimed less than probe_interval ago: at most one
 		// probe per probe_interval, even when open_duration is shorter.
@@ -343,6 +390,7 @@ func (b *Breakers) tripLocked(br *breaker, now time.Time, reason string, tr *tra
 	from := br.state
 	br.trips++
 	br.state = Open
+	br.gen++
 	br.until = now.Add(b.openDuration(br.trips))
 	br.reason = reason
 	br.nfail, br.next = 0, 0
@@ -353,6 +401,7 @@ func (b *Breakers) tripLocked(br *breaker, now time.Time, reason string, tr *tra
 // closeLocked closes br at now, starting its slow start. br.mu must be held.
 func (b *Breakers) closeLocked(br *breaker, now time.Time, tr *transitions) {
 	br.state = Closed
+	br.gen++
 	br.closedAt = now
 	br.nfail, br.next = 0, 0
 	br.probeHeld, br.successes = false, 0

@@ -24,6 +24,10 @@ func testCircuit() config.Circuit {
 	}
 }
 
+// record feeds o to b as the outcome of an attempt on name admitted in the
+// breaker's current generation.
+func record(b *Breakers, name string, o outcome.Outcome) { b.Record(name, b.Current(name), o) }
+
 // harness drives one breaker "u" with a fake clock and records transitions.
 type harness struct {
 	t    *testing.T
@@ -66,13 +70,13 @@ func at(d time.Duration) op {
 }
 
 func rec(o outcome.Class, detail string) op {
-	return op{"record " + o.String(), func(h *harness) error { h.b.Record("u", outcome.Of(o, detail)); return nil }}
+	return op{"record " + o.String(), func(h *harness) error { record(h.b, "u", outcome.Of(o, detail)); return nil }}
 }
 
 func recN(n int, o outcome.Class) op {
 	return op{fmt.Sprintf("record %d × %s", n, o), func(h *harness) error {
 		for range n {
-			h.b.Record("u", outcome.Of(o, "x"))
+			record(h.b, "u", outcome.Of(o, "x"))
 		}
 		return nil
 	}}
@@ -80,8 +84,8 @@ func recN(n int, o outcome.Class) op {
 
 func acquire(wantOK, wantProbe bool) op {
 	return op{fmt.Sprintf("acquire → %v,%v", wantOK, wantProbe), func(h *harness) error {
-		if ok, probe := h.b.Acquire("u"); ok != wantOK || probe != wantProbe {
-			return fmt.Errorf("Acquire = %v,%v", ok, probe)
+		if p, ok := h.b.Acquire("u"); ok != wantOK || p.Probe != wantProbe {
+			return fmt.Errorf("Acquire = %v,%v", ok, p.Probe)
 		}
 		return nil
 	}}
@@ -261,7 +265,7 @@ func TestBreakerTimeline(t *testing.T) {
 func TestBreakerOpenDurationDoubles(t *testing.T) {
 	cfg := testCircuit()
 	h := newHarness(t, cfg)
-	h.b.Record("u", outcome.Of(outcome.AuthError, "status 401"))
+	record(h.b, "u", outcome.Of(outcome.AuthError, "status 401"))
 	// Each re-open waits 1×, 2×, 4×, 8×, then 10× (capped) the open duration.
 	factors := []int{1, 2, 4, 8, 10, 10, 10}
 	for i, f := range factors {
@@ -273,10 +277,11 @@ func TestBreakerOpenDurationDoubles(t *testing.T) {
 			t.Fatalf("trip %d: open for %s, want %s (%d×)", i+1, got, want, f)
 		}
 		h.fc.Advance(v.Until.Sub(h.fc.Now()))
-		if ok, probe := h.b.Acquire("u"); !ok || !probe {
+		p, ok := h.b.Acquire("u")
+		if !ok || !p.Probe {
 			t.Fatalf("trip %d: no probe when the open period ended", i+1)
 		}
-		h.b.Record("u", outcome.Of(outcome.ServerError, "status 500"))
+		h.b.Record("u", p, outcome.Of(outcome.ServerError, "status 500"))
 	}
 }
 
@@ -303,13 +308,13 @@ func TestBreakerSlowStart(t *testing.T) {
 			if v := h.b.View("u"); v.SlowStart != 1 {
 				t.Fatalf("never tripped: slow start %v, want 1", v.SlowStart)
 			}
-			h.b.Record("u", outcome.Of(outcome.AuthError, "status 401"))
+			record(h.b, "u", outcome.Of(outcome.AuthError, "status 401"))
 			if v := h.b.View("u"); v.SlowStart != 1 {
 				t.Fatalf("open: slow start %v, want 1", v.SlowStart)
 			}
 			h.fc.Advance(cfg.OpenDuration)
 			h.b.Acquire("u")
-			h.b.Record("u", outcome.Of(outcome.Success, "")) // closes now
+			record(h.b, "u", outcome.Of(outcome.Success, "")) // closes now
 			h.fc.Advance(tc.after)
 			if v := h.b.View("u"); v.State != Closed || math.Abs(v.SlowStart-tc.want) > 1e-9 {
 				t.Fatalf("%s after closing: state %s, slow start %v, want %v", tc.after, v.State, v.SlowStart, tc.want)
@@ -322,7 +327,7 @@ func TestBreakerOneProbePerIntervalUnderConcurrency(t *testing.T) {
 	const callers = 10
 	cfg := testCircuit()
 	h := newHarness(t, cfg)
-	h.b.Record("u", outcome.Of(outcome.AuthError, "status 401"))
+	record(h.b, "u", outcome.Of(outcome.AuthError, "status 401"))
 	h.fc.Advance(cfg.OpenDuration)
 	burst := func() (oks, probes int) {
 		var wg sync.WaitGroup
@@ -333,7 +338,8 @@ func TestBreakerOneProbePerIntervalUnderConcurrency(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				ok, probe := h.b.Acquire("u")
+				p, ok := h.b.Acquire("u")
+				probe := p.Probe
 				mu.Lock()
 				defer mu.Unlock()
 				if ok {
@@ -352,7 +358,7 @@ func TestBreakerOneProbePerIntervalUnderConcurrency(t *testing.T) {
 		if oks, probes := burst(); oks != 1 || probes != 1 {
 			t.Fatalf("interval %d: %d of %d concurrent Acquire calls succeeded (%d probes), want exactly 1", i, oks, callers, probes)
 		}
-		h.b.Record("u", outcome.Of(outcome.RateLimited, "429")) // frees the slot without deciding
+		record(h.b, "u", outcome.Of(outcome.RateLimited, "429")) // frees the slot without deciding
 		if oks, _ := burst(); oks != 0 {
 			t.Fatalf("interval %d: %d more probes before probe_interval passed", i, oks)
 		}
@@ -392,13 +398,13 @@ func TestBreakerShieldsAFailingUpstream(t *testing.T) {
 			sent := 0
 			for i := range 1000 {
 				v := h.b.View("u")
-				ok, _ := h.b.Acquire("u")
+				p, ok := h.b.Acquire("u")
 				if ok == v.Open {
 					t.Fatalf("request %d: View.Open = %v but Acquire ok = %v", i, v.Open, ok)
 				}
 				if ok {
 					sent++
-					h.b.Record("u", outcome.Of(outcome.ServerError, "status 500"))
+					h.b.Record("u", p, outcome.Of(outcome.ServerError, "status 500"))
 				}
 				h.fc.Advance(100 * time.Millisecond)
 			}
@@ -418,15 +424,15 @@ func TestBreakersUnknownForgetAndStates(t *testing.T) {
 	if v := h.b.View("nobody"); v.State != Closed || v.Open || v.SlowStart != 1 {
 		t.Fatalf("unknown upstream: %+v", v)
 	}
-	if ok, probe := h.b.Acquire("nobody"); !ok || probe {
-		t.Fatalf("unknown upstream: Acquire = %v,%v", ok, probe)
+	if p, ok := h.b.Acquire("nobody"); !ok || p.Probe {
+		t.Fatalf("unknown upstream: Acquire = %v,%v", ok, p.Probe)
 	}
-	h.b.Record("nobody", outcome.Of(outcome.Success, ""))
+	record(h.b, "nobody", outcome.Of(outcome.Success, ""))
 	if len(h.b.States()) != 0 {
 		t.Fatal("a success created a breaker entry")
 	}
-	h.b.Record("a", outcome.Of(outcome.AuthError, "status 401"))
-	h.b.Record("b", outcome.Of(outcome.ServerError, "status 500"))
+	record(h.b, "a", outcome.Of(outcome.AuthError, "status 401"))
+	record(h.b, "b", outcome.Of(outcome.ServerError, "status 500"))
 	states := h.b.States()
 	if len(states) != 2 || states["a"].State != Open || states["b"].State != Closed || states["b"].Failures != 1 {
 		t.Fatalf("states %+v", states)
@@ -445,12 +451,12 @@ func TestBreakerConfigDefaults(t *testing.T) {
 	fc := clock.NewFake(t0)
 	b := NewBreakers(config.Circuit{}, fc)
 	for range 4 {
-		b.Record("u", outcome.Of(outcome.ServerError, "x"))
+		record(b, "u", outcome.Of(outcome.ServerError, "x"))
 	}
 	if b.View("u").Open {
 		t.Fatal("opened before 5 failures")
 	}
-	b.Record("u", outcome.Of(outcome.ServerError, "x"))
+	record(b, "u", outcome.Of(outcome.ServerError, "x"))
 	if v := b.View("u"); !v.Open || !v.Until.Equal(t0.Add(60*time.Second)) {
 		t.Fatalf("view %+v", v)
 	}
@@ -476,15 +482,15 @@ func BenchmarkBreakerViewAcquireRecord(b *testing.B) {
 			names := make([]string, n)
 			for i := range names {
 				names[i] = fmt.Sprintf("up-%d", i)
-				br.Record(names[i], outcome.Of(outcome.ServerError, "warm")) // create the entry
+				record(br, names[i], outcome.Of(outcome.ServerError, "warm")) // create the entry
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
 				name := names[i%n]
 				_ = br.View(name)
-				if ok, _ := br.Acquire(name); ok {
-					br.Record(name, outcome.Of(outcome.Success, ""))
+				if p, ok := br.Acquire(name); ok {
+					br.Record(name, p, outcome.Of(outcome.Success, ""))
 				}
 			}
 		})
@@ -494,7 +500,7 @@ func BenchmarkBreakerViewAcquireRecord(b *testing.B) {
 		names := make([]string, 64)
 		for i := range names {
 			names[i] = fmt.Sprintf("up-%d", i)
-			br.Record(names[i], outcome.Of(outcome.ServerError, "warm"))
+			record(br, names[i], outcome.Of(outcome.ServerError, "warm"))
 		}
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
@@ -503,8 +509,8 @@ func BenchmarkBreakerViewAcquireRecord(b *testing.B) {
 				name := names[i%len(names)]
 				i++
 				_ = br.View(name)
-				if ok, _ := br.Acquire(name); ok {
-					br.Record(name, outcome.Of(outcome.Success, ""))
+				if p, ok := br.Acquire(name); ok {
+					br.Record(name, p, outcome.Of(outcome.Success, ""))
 				}
 			}
 		})
@@ -525,13 +531,13 @@ func TestBreakerProbeLeaseOption(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, testCircuit(), WithProbeLease(tc.lease))
-			h.b.Record("u", outcome.Of(outcome.AuthError, "status 401"))
+			record(h.b, "u", outcome.Of(outcome.AuthError, "status 401"))
 			h.fc.Advance(time.Minute)
-			if ok, probe := h.b.Acquire("u"); !ok || !probe {
+			if p, ok := h.b.Acquire("u"); !ok || !p.Probe {
 				t.Fatal("no probe when the open period ended")
 			}
 			h.fc.Advance(tc.after)
-			if ok, _ := h.b.Acquire("u"); ok != tc.wantFree {
+			if _, ok := h.b.Acquire("u"); ok != tc.wantFree {
 				t.Fatalf("Acquire %s after an unrecorded probe = %v, want %v", tc.after, ok, tc.wantFree)
 			}
 		})

@@ -238,13 +238,13 @@ func (p *Prober) round(ctx context.Context, wg *sync.WaitGroup, now time.Time) t
 	p.mu.Unlock()
 
 	for _, d := range due {
-		slot := false
+		var claim Probe
 		if p.breakers != nil {
-			ok, probe, until := p.breakers.AcquireProbe(ctx, d.name)
+			c, ok := p.breakers.AcquireProbe(ctx, d.name)
 			if !ok {
 				p.mu.Lock()
 				d.t.inFlight = false
-				if until.After(now) && until.Before(d.t.next) {
+				if until := c.Until; until.After(now) && until.Before(d.t.next) {
 					d.t.next = until
 				}
 				if d.t.next.Before(next) {
@@ -253,12 +253,12 @@ func (p *Prober) round(ctx context.Context, wg *sync.WaitGroup, now time.Time) t
 				p.mu.Unlock()
 				continue
 			}
-			slot = probe
+			claim = c
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.probe(ctx, d.name, d.t, slot)
+			p.probe(ctx, d.name, d.t, claim)
 		}()
 	}
 	return next
@@ -269,9 +269,9 @@ func (p *Prober) jitter() time.Duration {
 	return time.Duration(float64(p.cfg.Interval) * (0.9 + 0.2*p.rng.Float64()))
 }
 
-// probe runs one check of upstream name and records its result; slot says
-// whether it holds the breaker's half-open probe slot.
-func (p *Prober) probe(ctx context.Context, name string, t *probeTarget, slot bool) {
+// probe runs one check of upstream name and records its result with claim,
+// the breaker's permission (zero without breakers).
+func (p *Prober) probe(ctx context.Context, name string, t *probeTarget, claim Probe) {
 	start := p.clk.Now()
 	pctx, cancel := context.WithCancelCause(ctx)
 	timer := p.clk.AfterFunc(p.timeout, func() { cancel(ErrProbeTimeout) })
@@ -321,10 +321,10 @@ func (p *Prober) probe(ctx context.Context, name string, t *probeTarget, slot bo
 	}
 
 	switch {
-	case p.breakers == nil:
+	case claim.Done == nil:
 	case current:
-		p.breakers.RecordProbe(context.WithoutCancel(ctx), name, outcome.Of(o, detail))
-	case slot:
-		p.breakers.RecordProbe(context.WithoutCancel(ctx), name, outcome.Of(outcome.Canceled, detail)) // gone: only free the slot
+		claim.Done(context.WithoutCancel(ctx), outcome.Of(o, detail))
+	default:
+		claim.Done(context.WithoutCancel(ctx), outcome.Of(outcome.Canceled, detail)) // gone: only free the slot
 	}
 }

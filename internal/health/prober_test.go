@@ -286,7 +286,7 @@ func TestProberAndHalfOpenBreaker(t *testing.T) {
 					history = append(history, from.String()+"→"+to.String())
 					mu.Unlock()
 				}))
-				b.Record("a", outcome.Of(outcome.AuthError, "status 401")) // open until 60 s
+				record(b, "a", outcome.Of(outcome.AuthError, "status 401")) // open until 60 s
 				var probes []time.Duration
 				p := NewProber(healthCfg(30*time.Second, 5*time.Second), fc, seeded(), b, func(context.Context, string) error {
 					probes = append(probes, fc.Now().Sub(t0))

@@ -1,8 +1,10 @@
 package sim
 
 import (
-	"switchyard/internal/outcome"
 	"time"
+
+	"switchyard/internal/health"
+	"switchyard/internal/outcome"
 )
 
 // probe is one round of the active prober (health.Prober) for u, made an
@@ -19,7 +21,8 @@ func (r *run) probe(u *upstreamSim) {
 	}
 	interval := r.cfg.Health.Interval
 	next := time.Duration(float64(interval) * (0.9 + 0.2*r.probeRng.Float64()))
-	if ok, _ := r.breakers.Acquire(u.cfg.Name); !ok {
+	permit, ok := r.breakers.Acquire(u.cfg.Name)
+	if !ok {
 		if until := r.breakers.View(u.cfg.Name).Until; until.After(r.sched.Now()) {
 			next = min(next, until.Sub(r.sched.Now()))
 		}
@@ -36,16 +39,16 @@ func (r *run) probe(u *upstreamSim) {
 		rtt, ok = timeout, false
 	}
 	u.probeRTT = rtt
-	r.sched.AfterFunc(rtt, func() { r.probeDone(u, ok) })
+	r.sched.AfterFunc(rtt, func() { r.probeDone(u, permit, ok) })
 	r.sched.AfterFunc(next, func() { r.probe(u) })
 }
 
 // probeDone records a probe's outcome like the prober does.
-func (r *run) probeDone(u *upstreamSim, ok bool) {
+func (r *run) probeDone(u *upstreamSim, p health.Permit, ok bool) {
 	if !ok {
-		r.breakers.Record(u.cfg.Name, outcome.Of(outcome.ServerError, "probe: failed"))
+		r.breakers.Record(u.cfg.Name, p, outcome.Of(outcome.ServerError, "probe: failed"))
 		return
 	}
 	u.latencyMs = max(float64(u.probeRTT)/float64(time.Millisecond), 0.001)
-	r.breakers.Record(u.cfg.Name, outcome.Of(outcome.Success, ""))
+	r.breakers.Record(u.cfg.Name, p, outcome.Of(outcome.Success, ""))
 }

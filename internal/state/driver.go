@@ -133,7 +133,9 @@ func (d *Denial) Error() string { return d.Err.Error() }
 // Unwrap returns the cause.
 func (d *Denial) Unwrap() error { return d.Err }
 
-// denial returns the Denial of a script's reason.
+// denial returns the Denial of a reason as the scripts and logs name it.
+// canceled, which no script returns, stands for context.Canceled; a caller
+// that knows its context uses canceled(ctx), which also tells a deadline.
 func denial(reason string, wait time.Duration) *Denial {
 	d := &Denial{Reason: reason, Wait: wait}
 	switch reason {
@@ -147,7 +149,9 @@ func denial(reason string, wait time.Duration) *Denial {
 		d.Err = limits.ErrQueueFull
 	case "queue_timeout":
 		d.Err = limits.ErrQueueTimeout
-	default:
+	case "canceled":
+		d.Err = context.Canceled
+	default: // rpm, tpm, rate
 		d.Err = ErrRateLimited
 	}
 	return d

@@ -81,18 +81,18 @@ func TestRedisProbeClosesSharedBreaker(t *testing.T) {
 		t.Fatalf("shared breaker %q after an auth error, want open", v.Breaker)
 	}
 	gate := b.ProbeGate()
-	if ok, _, until := gate.AcquireProbe(ctx, "u"); ok || !until.Equal(t0.Add(testCircuit.OpenDuration)) {
-		t.Fatalf("probe while open: ok %v until %v, want refused until %v", ok, until, t0.Add(testCircuit.OpenDuration))
+	if p, ok := gate.AcquireProbe(ctx, "u"); ok || !p.Until.Equal(t0.Add(testCircuit.OpenDuration)) {
+		t.Fatalf("probe while open: ok %v until %v, want refused until %v", ok, p.Until, t0.Add(testCircuit.OpenDuration))
 	}
 	clk.Advance(testCircuit.OpenDuration)
-	ok, probe, _ := gate.AcquireProbe(ctx, "u")
-	if !ok || !probe {
-		t.Fatalf("probe after the open period: ok %v probe %v, want the shared probe slot", ok, probe)
+	p, ok := gate.AcquireProbe(ctx, "u")
+	if !ok || !p.Slot {
+		t.Fatalf("probe after the open period: ok %v slot %v, want the shared probe slot", ok, p.Slot)
 	}
 	if _, err := a.Admit(ctx, Admission{Upstream: "u"}); !errors.Is(err, ErrBreakerOpen) {
 		t.Fatalf("Admit on the other instance while the probe is out = %v, want ErrBreakerOpen", err)
 	}
-	gate.RecordProbe(ctx, "u", outcome.Outcome{Class: outcome.Success})
+	p.Done(ctx, outcome.Outcome{Class: outcome.Success})
 	if v := syncView(t, a.r, "u"); v.Breaker != "closed" {
 		t.Fatalf("shared breaker %q after a successful probe, want closed", v.Breaker)
 	}
@@ -139,6 +139,37 @@ func TestDriverQueuedCallerLeaves(t *testing.T) {
 			err = <-errc
 			if !errors.Is(err, context.Canceled) || errors.Is(err, limits.ErrQueueTimeout) {
 				t.Fatalf("Admit after the caller left = %v, want context.Canceled and not a queue timeout", err)
+			}
+		})
+	}
+}
+
+// Every reason a refusal is named by maps to the error the Driver
+// documents; canceled (a caller that left while queued) is
+// context.Canceled, not a rate limit.
+func TestDenialReasons(t *testing.T) {
+	tests := []struct {
+		reason string
+		want   error
+	}{
+		{"breaker", ErrBreakerOpen},
+		{"cooldown", ErrCoolingDown},
+		{"rpm", ErrRateLimited},
+		{"tpm", ErrRateLimited},
+		{"rate", ErrRateLimited},
+		{"full", limits.ErrConcurrencyFull},
+		{"queue_full", limits.ErrQueueFull},
+		{"queue_timeout", limits.ErrQueueTimeout},
+		{"canceled", context.Canceled},
+	}
+	for _, tc := range tests {
+		t.Run(tc.reason, func(t *testing.T) {
+			d := denial(tc.reason, time.Second)
+			if !errors.Is(d, tc.want) || d.Reason != tc.reason || d.Wait != time.Second {
+				t.Fatalf("denial(%q) = %+v (%v), want %v", tc.reason, *d, d.Err, tc.want)
+			}
+			if tc.want != ErrRateLimited && errors.Is(d, ErrRateLimited) {
+				t.Fatalf("denial(%q) is also a rate limit", tc.reason)
 			}
 		})
 	}

@@ -93,7 +93,7 @@ func (d *Local) Configure(name string, rpm, tpm int) { d.limiter.Configure(name,
 
 // Admit implements Driver.
 func (d *Local) Admit(ctx context.Context, a Admission) (Lease, error) {
-	l, err := d.admit(ctx, a, true)
+	l, err := d.admit(ctx, a)
 	if err != nil {
 		return nil, err
 	}
@@ -101,42 +101,43 @@ func (d *Local) Admit(ctx context.Context, a Admission) (Lease, error) {
 	return l, nil
 }
 
-// admit takes the local breaker's permission, a reservation and a slot.
-// With enforce false (Redis decides) it only counts: the breaker is not
-// asked and the slot is taken whatever max_concurrency says.
-func (d *Local) admit(ctx context.Context, a Admission, enforce bool) (*localLease, error) {
+// admit decides one attempt with the local state: the breaker's
+// permission, a reservation, then a slot under a.MaxConcurrency (waiting
+// in the queue for up to a.Queue.Timeout when a.Wait). Whatever it refuses
+// gives back what it took.
+func (d *Local) admit(ctx context.Context, a Admission) (*localLease, error) {
 	name := a.Upstream
-	if enforce {
-		if ok, _ := d.breakers.Acquire(name); !ok {
-			return nil, &Denial{Reason: "breaker", Err: ErrBreakerOpen}
-		}
+	permit, ok := d.breakers.Acquire(name)
+	if !ok {
+		return nil, &Denial{Reason: "breaker", Err: ErrBreakerOpen}
 	}
 	resv, ok := d.limiter.Reserve(name, a.Tokens)
 	if !ok {
-		if enforce {
-			d.breakers.Record(name, outcome.Of(outcome.Canceled, "not sent: rate limit"))
-		}
+		d.breakers.Record(name, permit, outcome.Of(outcome.Canceled, "not sent: rate limit"))
 		return nil, &Denial{Reason: "rate", Err: ErrRateLimited}
-	}
-	limit := a.MaxConcurrency
-	if !enforce {
-		limit = 0
 	}
 	var release func()
 	var err error
-	if a.Wait && enforce {
-		release, err = d.slots.Acquire(ctx, name, limit, a.Queue)
-	} else if release, ok = d.slots.TryAcquire(name, limit); !ok {
+	if a.Wait {
+		release, err = d.slots.Acquire(ctx, name, a.MaxConcurrency, a.Queue)
+	} else if release, ok = d.slots.TryAcquire(name, a.MaxConcurrency); !ok {
 		err = limits.ErrConcurrencyFull
 	}
 	if err != nil {
 		resv.Cancel()
-		if enforce {
-			d.breakers.Record(name, outcome.Of(outcome.Canceled, "not sent: "+err.Error()))
-		}
+		d.breakers.Record(name, permit, outcome.Of(outcome.Canceled, "not sent: "+err.Error()))
 		return nil, &Denial{Reason: slotReason(err), Err: err}
 	}
-	return &localLease{d: d, name: name, release: release, resv: resv, asked: enforce}, nil
+	return &localLease{d: d, name: name, release: release, resv: resv, permit: permit}, nil
+}
+
+// count keeps count of an attempt another state decided (RedisDriver,
+// while Redis answers) with its reservation resv: it takes a slot whatever
+// max_concurrency says and does not ask the breaker, but the breaker hears
+// the outcome in its current generation (health.Breakers.Current).
+func (d *Local) count(name string, resv *limits.Reservation) *localLease {
+	release, _ := d.slots.TryAcquire(name, 0)
+	return &localLease{d: d, name: name, release: release, resv: resv, permit: d.breakers.Current(name)}
 }
 
 // slotReason names a slot error as the scripts do.
@@ -158,7 +159,7 @@ type localLease struct {
 	name    string
 	release func()
 	resv    *limits.Reservation
-	asked   bool // the breaker was asked, and must hear back if the attempt is called off
+	permit  health.Permit // the breaker generation it was admitted in
 	done    atomic.Bool
 }
 
@@ -182,25 +183,13 @@ func (l *localLease) finish(o outcome.Outcome) bool {
 	}
 	l.release()
 	l.d.stats.Observe(l.name, o, l.d.clk.Now())
-	l.d.breakers.Record(l.name, o)
+	l.d.breakers.Record(l.name, l.permit, o)
 	if o.Class == outcome.Success {
 		l.resv.Commit(o.Tokens())
 	} else {
 		l.resv.Commit(0) // the request counted; its tokens did not
 	}
 	return true
-}
-
-// cancel calls the attempt off before it was sent.
-func (l *localLease) cancel(why string) {
-	if !l.done.CompareAndSwap(false, true) {
-		return
-	}
-	l.release()
-	l.resv.Cancel()
-	if l.asked {
-		l.d.breakers.Record(l.name, outcome.Of(outcome.Canceled, "not sent: "+why))
-	}
 }
 
 // Observe implements Driver.

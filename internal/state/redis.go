@@ -75,11 +75,13 @@ type RedisOptions struct {
 // plan is at most that stale but a request is never sent against the
 // shared limits.
 //
-// When Redis fails, the instance falls back to its local state (the caller
-// keeps it warm by feeding it every outcome), logs the change and counts
-// each fallback; the sync loop keeps trying and switches back when Redis
-// answers, re-registering the leases of requests still in flight, so the
-// counts converge within lease_ttl/3.
+// When Redis fails, the instance falls back to its local state, which then
+// decides admission under its own limits (RedisDriver; the caller keeps it
+// warm by feeding it every admission and outcome), logs the change and
+// counts each fallback; the sync loop keeps trying and switches back when
+// Redis answers, re-registering the leases of requests still in flight and
+// removing the queue entries and leases given up meanwhile, so the counts
+// converge within lease_ttl/3.
 type Redis struct {
 	opts     RedisOptions
 	clk      clock.Clock
@@ -97,9 +99,10 @@ type Redis struct {
 	view    atomic.Pointer[map[string]View]
 	watch   atomic.Pointer[Watch]
 
-	mu   sync.Mutex        // guards held
-	held map[string]string // ticket id → upstream, of every request in flight here
-	wake sync.Map          // upstream → chan struct{}: closed when a lease here is released
+	mu   sync.Mutex          // guards held and left
+	held map[string]string   // ticket id → upstream, of every request in flight here with max_concurrency
+	left map[entry]time.Time // queue and lease entries given up while Redis could not be told → when Redis has swept them itself
+	wake sync.Map            // upstream → chan struct{}: closed when a lease here is released
 }
 
 // NewRedis connects to cfg.RedisURL. It does not fail when Redis is down
@@ -125,7 +128,7 @@ func NewRedis(cfg config.State, circuit config.Circuit, opts RedisOptions) (*Red
 		opts: opts, clk: opts.Clock, rdb: redis.NewClient(ro), prefix: cfg.RedisPrefix,
 		instance: fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff),
 		timeout:  cfg.RedisTimeout, lease: cfg.LeaseTTL, sync: cfg.SyncInterval,
-		held: map[string]string{},
+		held: map[string]string{}, left: map[entry]time.Time{},
 	}
 	r.circuit.Store(&circuit)
 	r.up.Store(true) // optimistic: the first call or sync tells

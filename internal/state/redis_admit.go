@@ -13,33 +13,46 @@ type Ticket struct {
 	id       string
 	bucket   int64 // the TPM bucket (Unix seconds) its tokens were reserved in
 	tokens   int64
+	gen      int64 // the shared breaker's generation it was admitted in; noGeneration when local
+	limited  bool  // its upstream has max_concurrency: it holds a lease in Redis
 	// Shared is false when Redis could not be asked: the caller's local
-	// checks decided, and Settle still gives the lease back.
+	// checks decide, and Settle still gives the lease back.
 	Shared bool
 	// Probe is true when the request is the shared half-open probe.
 	Probe bool
 }
 
-// newTicket returns a ticket with a fresh id for a request to upstream.
-func (r *Redis) newTicket(upstream string, tokens int64) Ticket {
-	return Ticket{upstream: upstream, id: r.instance + ":" + strconv.FormatUint(r.seq.Add(1), 36), tokens: max(tokens, 0)}
+// noGeneration is the breaker generation of a ticket Redis did not admit:
+// its outcome feeds no shared breaker generation (settle.lua).
+const noGeneration = -1
+
+// newTicket returns a ticket with a fresh id for a request to a.Upstream.
+func (r *Redis) newTicket(a Admission) Ticket {
+	return Ticket{
+		upstream: a.Upstream, id: r.instance + ":" + strconv.FormatUint(r.seq.Add(1), 36),
+		tokens: max(a.Tokens, 0), gen: noGeneration, limited: a.MaxConcurrency > 0,
+	}
 }
 
 // Admit asks Redis whether one request may go to a.Upstream now and, if so,
 // counts it, reserves its tokens and takes a lease: one round trip (a
 // queued request asks again every 20 ms, or at once when a slot here frees
-// up, until a.Queue.Timeout). When Redis is down it admits with a local
-// ticket (Shared false): the caller decides with its local state. A request
-// whose ctx ends while it is queued is refused with reason canceled and
-// ctx's error, never queue_timeout.
+// up, until a.Queue.Timeout). When Redis is down, or fails while asked
+// (even while the request is queued), it returns a local ticket (Shared
+// false) and no denial: the caller decides with its local state and, if it
+// admits, holds the ticket (hold). A request whose ctx ends while it is
+// queued is refused with reason canceled and ctx's error, never
+// queue_timeout.
 func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
-	t := r.newTicket(a.Upstream, a.Tokens)
+	t := r.newTicket(a)
 	wait := a.Wait && a.Queue.Enabled && a.MaxConcurrency > 0
-	var deadline <-chan time.Time
+	var deadline <-chan time.Time // set once the request waits in the shared queue
 	for {
 		if !r.up.Load() {
 			r.fallback(OpAdmit)
-			r.hold(t)
+			if deadline != nil {
+				r.abandonQueue(t, a.Queue.Timeout)
+			}
 			return t, nil
 		}
 		// Take the wake-up channel before asking: a slot freed here between
@@ -50,15 +63,20 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 		}
 		res, err := r.admitOnce(ctx, &t, a, wait, false)
 		if err != nil && ctx.Err() != nil { // the caller left, Redis did not fail
-			r.leaveQueue(a.Upstream, t.id)
-			return t, &Denial{Reason: "canceled", Err: contextError(ctx)}
+			r.leaveQueue(t, a.Queue.Timeout)
+			return t, canceled(ctx)
 		}
-		if !r.result(ctx, OpAdmit, err) || len(res) != 3 {
-			r.hold(t)
+		if !r.result(ctx, OpAdmit, err) || len(res) < 3 {
+			if deadline != nil {
+				r.abandonQueue(t, a.Queue.Timeout)
+			}
 			return t, nil
 		}
 		if ok, _ := res[0].(int64); ok == 1 {
 			t.Shared, t.Probe = true, res[1] == int64(1)
+			if len(res) > 3 {
+				t.gen, _ = res[3].(int64)
+			}
 			r.hold(t)
 			return t, nil
 		}
@@ -74,14 +92,14 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 		case <-woken:
 		case <-r.clk.After(queuePoll):
 		case <-deadline:
-			r.leaveQueue(a.Upstream, t.id)
+			r.leaveQueue(t, a.Queue.Timeout)
 			if ctx.Err() != nil { // gone just as the queue timed out: it is gone
-				return t, &Denial{Reason: "canceled", Err: contextError(ctx)}
+				return t, canceled(ctx)
 			}
 			return t, denial("queue_timeout", 0)
 		case <-ctx.Done():
-			r.leaveQueue(a.Upstream, t.id)
-			return t, &Denial{Reason: "canceled", Err: contextError(ctx)}
+			r.leaveQueue(t, a.Queue.Timeout)
+			return t, canceled(ctx)
 		}
 	}
 }
@@ -122,22 +140,57 @@ func (r *Redis) released(upstream string) {
 	}
 }
 
-// leaveQueue removes a queued request that gave up.
-func (r *Redis) leaveQueue(upstream, id string) {
-	if !r.up.Load() {
-		return
+// leaveQueue removes a queued request that gave up, after waiting at most
+// timeout; when Redis cannot be told, the next Renew does.
+func (r *Redis) leaveQueue(t Ticket, timeout time.Duration) {
+	if r.up.Load() {
+		ctx, cancel := r.opCtx(context.Background())
+		defer cancel()
+		if r.result(context.Background(), OpAdmit, r.rdb.ZRem(ctx, r.key(t.upstream, "queue"), t.id).Err()) {
+			return
+		}
 	}
-	ctx, cancel := r.opCtx(context.Background())
-	defer cancel()
-	r.result(context.Background(), OpAdmit, r.rdb.ZRem(ctx, r.key(upstream, "queue"), id).Err())
+	r.abandonQueue(t, timeout)
 }
 
-// hold remembers an in-flight ticket, so that its lease is renewed (and
-// re-registered after a Redis restart) until Settle.
+// abandonQueue leaves t's entry in the shared queue, which it joined at
+// most timeout ago, for Renew to remove: admit.lua sweeps it by itself
+// only queue.timeout + lease_ttl after it joined, and until then every
+// instance's requests wait behind it.
+func (r *Redis) abandonQueue(t Ticket, timeout time.Duration) {
+	r.abandon(entry{r.key(t.upstream, "queue"), t.id}, timeout+r.lease)
+}
+
+// entry is one member of a sorted set: a lease or a queue entry.
+type entry struct{ key, id string }
+
+// abandon remembers e, given up while Redis could not be told, for Renew
+// to remove once Redis answers, or to forget after keep, when Redis has
+// swept it by itself.
+func (r *Redis) abandon(e entry, keep time.Duration) {
+	until := r.clk.Now().Add(keep)
+	r.mu.Lock()
+	r.left[e] = until
+	r.mu.Unlock()
+}
+
+// hold remembers an in-flight ticket of an upstream with max_concurrency,
+// so that its lease is renewed (and re-registered after a Redis restart)
+// until Settle. The lease set holds nothing else: the shared in-flight
+// count of an upstream without the limit is not kept (the local one is).
 func (r *Redis) hold(t Ticket) {
+	if !t.limited {
+		return
+	}
 	r.mu.Lock()
 	r.held[t.id] = t.upstream
 	r.mu.Unlock()
+}
+
+// canceled is the refusal of a request whose caller left while it was
+// queued: ctx's error, never a queue timeout.
+func canceled(ctx context.Context) *Denial {
+	return &Denial{Reason: "canceled", Err: contextError(ctx)}
 }
 
 // contextError returns why ctx ended: ctx.Err(), wrapping also

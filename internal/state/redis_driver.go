@@ -14,8 +14,11 @@ import (
 // RedisDriver is the Driver of state.driver: redis. Redis decides
 // admission (the shared breaker, windows, cooldown and leases) while it
 // answers; the Local it wraps is fed every admission and outcome all the
-// same — counting, not enforcing — and decides alone while Redis is down,
-// so that it is warm when it has to take over.
+// same — counting, not enforcing — so that it is warm when it has to take
+// over. When Redis is down, or fails while an attempt asks it (even one
+// waiting in the shared queue), the Local decides that attempt under its
+// own limits — breaker, slots and queue — as state.driver: memory would:
+// admission fails closed, never open (docs/scale-out.md#failure-modes).
 type RedisDriver struct {
 	r     *Redis
 	local *Local
@@ -28,18 +31,47 @@ func NewRedisDriver(r *Redis, local *Local) *RedisDriver {
 	return &RedisDriver{r: r, local: local}
 }
 
-// Admit implements Driver: the local pieces first (enforced only while
-// Redis is down), then Redis.
+// Admit implements Driver. While Redis answers: the local RPM/TPM check
+// (which knows the limits learned from headers), then Redis, then the local
+// count. Otherwise the local state decides alone, with whatever remains of
+// the queue timeout the attempt already spent waiting in Redis's queue.
 func (d *RedisDriver) Admit(ctx context.Context, a Admission) (Lease, error) {
-	l, err := d.local.admit(ctx, a, !d.r.Up())
+	if !d.r.Up() {
+		d.r.fallback(OpAdmit)
+		return d.admitLocal(ctx, a, d.r.newTicket(a))
+	}
+	resv, ok := d.local.limiter.Reserve(a.Upstream, a.Tokens)
+	if !ok {
+		return nil, &Denial{Reason: "rate", Err: ErrRateLimited}
+	}
+	start := d.local.clk.Now()
+	t, den := d.r.Admit(ctx, a)
+	if den != nil {
+		resv.Cancel()
+		return nil, den
+	}
+	if t.Shared {
+		d.local.stats.Dispatched(a.Upstream, d.local.clk.Now())
+		return &redisLease{local: d.local.count(a.Upstream, resv), r: d.r, t: t}, nil
+	}
+	resv.Cancel() // the local admission reserves again
+	if a.Wait && a.Queue.Timeout > 0 {
+		if a.Queue.Timeout -= d.local.clk.Now().Sub(start); a.Queue.Timeout <= 0 {
+			return nil, denial("queue_timeout", 0)
+		}
+	}
+	return d.admitLocal(ctx, a, t)
+}
+
+// admitLocal decides a with the local state alone and, when it admits,
+// holds the local ticket t, so that its lease is registered in Redis once
+// Redis answers again.
+func (d *RedisDriver) admitLocal(ctx context.Context, a Admission, t Ticket) (Lease, error) {
+	l, err := d.local.admit(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	t, den := d.r.Admit(ctx, a)
-	if den != nil {
-		l.cancel(den.Error())
-		return nil, den
-	}
+	d.r.hold(t)
 	d.local.stats.Dispatched(a.Upstream, d.local.clk.Now())
 	return &redisLease{local: l, r: d.r, t: t}, nil
 }

@@ -18,36 +18,41 @@ type redisGate struct{ d *RedisDriver }
 
 var _ health.Gate = redisGate{}
 
-// AcquireProbe implements health.Gate.
-func (g redisGate) AcquireProbe(ctx context.Context, name string) (ok, probe bool, until time.Time) {
+// AcquireProbe implements health.Gate: the shared breaker decides while
+// Redis answers, the local one otherwise. The probe's outcome goes to the
+// local breaker (kept warm) and, when Redis admitted it, to the shared one,
+// each in the generation it was admitted in.
+func (g redisGate) AcquireProbe(ctx context.Context, name string) (health.Probe, bool) {
 	r, local := g.d.r, g.d.local.breakers
 	if !r.Up() {
 		r.fallback(OpAdmit)
 		return local.AcquireProbe(ctx, name)
 	}
-	t := r.newTicket(name, 0)
+	t := r.newTicket(Admission{Upstream: name})
 	res, err := r.admitOnce(ctx, &t, Admission{Upstream: name}, false, true)
-	if !r.result(ctx, OpAdmit, err) || len(res) != 3 {
+	if !r.result(ctx, OpAdmit, err) || len(res) < 3 {
 		return local.AcquireProbe(ctx, name)
 	}
-	if ok, _ := res[0].(int64); ok == 1 {
-		return true, res[1] == int64(1), time.Time{}
+	if ok, _ := res[0].(int64); ok != 1 {
+		var until time.Time
+		if ms, _ := res[2].(int64); ms > 0 {
+			until = r.clk.Now().Add(time.Duration(ms) * time.Millisecond)
+		}
+		return health.Probe{Until: until}, false
 	}
-	if ms, _ := res[2].(int64); ms > 0 {
-		until = r.clk.Now().Add(time.Duration(ms) * time.Millisecond)
+	if len(res) > 3 {
+		t.gen, _ = res[3].(int64)
 	}
-	return false, false, until
+	permit := local.Current(name)
+	return health.Probe{Slot: res[1] == int64(1), Done: func(ctx context.Context, o outcome.Outcome) {
+		local.Record(name, permit, o)
+		r.settleProbe(ctx, t, o)
+	}}, true
 }
 
-// RecordProbe implements health.Gate: the local breaker, then the shared one.
-func (g redisGate) RecordProbe(ctx context.Context, name string, o outcome.Outcome) {
-	g.d.local.breakers.Record(name, o)
-	g.d.r.SettleProbe(ctx, name, o)
-}
-
-// SettleProbe feeds an active probe's outcome to upstream's shared breaker:
-// one round trip; nothing else is counted.
-func (r *Redis) SettleProbe(ctx context.Context, upstream string, o outcome.Outcome) {
+// settleProbe feeds the outcome of the active probe t to its upstream's
+// shared breaker: one round trip; nothing else is counted.
+func (r *Redis) settleProbe(ctx context.Context, t Ticket, o outcome.Outcome) {
 	if !r.up.Load() {
 		r.fallback(OpSettle)
 		return
@@ -56,11 +61,11 @@ func (r *Redis) SettleProbe(ctx context.Context, upstream string, o outcome.Outc
 	rctx, cancel := r.opCtx(ctx)
 	defer cancel()
 	b := r.batch()
-	tr := r.settleIn(rctx, b, r.newTicket(upstream, 0), o, now, 0, 0, true)
+	tr := r.settleIn(rctx, b, t, o, now, 0, 0, true)
 	if !r.result(ctx, OpSettle, b.exec(rctx)) {
 		return
 	}
 	if to, _ := tr.res.Text(); to != "" && r.opts.OnTransition != nil {
-		r.opts.OnTransition(upstream, transitionName(to), o.Detail)
+		r.opts.OnTransition(t.upstream, transitionName(to), o.Detail)
 	}
 }

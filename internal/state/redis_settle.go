@@ -47,9 +47,10 @@ type Settlement struct {
 }
 
 // Settle ends t: one round trip that releases its lease, corrects its
-// reservation, feeds the shared breaker and statistics, starts a cooldown,
-// charges spend and (re)binds a session. Failures fall back silently: the
-// lease expires by itself within lease_ttl.
+// reservation, feeds the shared breaker (in the generation t was admitted
+// in; not at all for a local ticket) and statistics, starts a cooldown,
+// charges spend and (re)binds a session. Failures fall back silently; the
+// lease is removed once Redis answers again (or expires within lease_ttl).
 func (r *Redis) Settle(t Ticket, s Settlement) {
 	r.mu.Lock()
 	delete(r.held, t.id)
@@ -62,6 +63,7 @@ func (r *Redis) Settle(t Ticket, s Settlement) {
 	}
 	if !r.up.Load() {
 		r.fallback(OpSettle)
+		r.abandonLease(t)
 		return
 	}
 	now := r.clk.Now()
@@ -89,6 +91,7 @@ func (r *Redis) Settle(t Ticket, s Settlement) {
 	}
 	err := b.exec(ctx)
 	if !r.result(context.Background(), OpSettle, err) {
+		r.abandonLease(t)
 		return
 	}
 	if to, _ := tr.res.Text(); to != "" && r.opts.OnTransition != nil {
@@ -96,8 +99,18 @@ func (r *Redis) Settle(t Ticket, s Settlement) {
 	}
 }
 
+// abandonLease leaves t's lease, if it has one, for Renew to remove: it
+// would hold a slot until it expired, at most lease_ttl from now.
+func (r *Redis) abandonLease(t Ticket) {
+	if t.limited {
+		r.abandon(entry{r.key(t.upstream, "lease"), t.id}, r.lease)
+	}
+}
+
 // settleIn queues settle.lua for t ending with o in b. probeOnly feeds the
-// breaker alone (an active probe: no lease, no statistics).
+// breaker alone (an active probe: no lease, no statistics). o feeds the
+// breaker only in the generation t was admitted in: never for a local
+// ticket.
 func (r *Redis) settleIn(ctx context.Context, b *batch, t Ticket, o outcome.Outcome, now time.Time, delta int64, cooldown time.Duration, probeOnly bool) *scriptCmd {
 	c := r.circuit.Load()
 	pmode := "0"
@@ -109,7 +122,7 @@ func (r *Redis) settleIn(ctx context.Context, b *batch, t Ticket, o outcome.Outc
 			r.key(t.upstream, "lease"), r.key(t.upstream, "queue"), r.key(t.upstream, "stats")},
 		now.UnixMilli(), t.id, string(wireOutcome(o.Class)), health.TripReason(*c, o.Class, o.Detail, false), t.bucket, delta, cooldown.Milliseconds(),
 		c.FailureThreshold, c.Window.Milliseconds(), c.OpenDuration.Milliseconds(), c.SuccessThreshold,
-		ms(o.Latency), ms(o.TTFT), o.TPS, Alpha, keepMs, o.LimitType, health.TripReason(*c, o.Class, o.Detail, true), pmode)
+		ms(o.Latency), ms(o.TTFT), o.TPS, Alpha, keepMs, o.LimitType, health.TripReason(*c, o.Class, o.Detail, true), pmode, t.gen)
 }
 
 // batch is one round trip: commands and scripts queued in a pipeline.

@@ -711,15 +711,14 @@ func TestRedisStateStaysBounded(t *testing.T) {
 			t.Fatalf("WindowRequests = %d, want 59", got)
 		}
 	})
-	t.Run("leases of an unlimited upstream", func(t *testing.T) {
+	t.Run("leases renewed without admissions", func(t *testing.T) {
 		clk := clock.NewFake(t0)
 		a := newTestRedis(t, testCircuit, clk)
 		dead := newTestRedis(t, testCircuit, clk, sharing(a))
 		raw := rawClient(t)
-		adm := Admission{Upstream: "u"} // no max_concurrency: Admit never sweeps the leases
-		ghost := admitOK(t, dead, adm)
-		dead.Renew() // registered, then the instance dies
-		admitOK(t, a, adm)
+		adm := Admission{Upstream: "u", MaxConcurrency: 10}
+		ghost := admitOK(t, dead, adm) // then the instance dies
+		admitOK(t, a, adm)             // the last admission: only renewals sweep from here on
 		for range 5 {
 			clk.Advance(testLeaseTTL / 3)
 			a.Renew()
@@ -1073,8 +1072,8 @@ func TestRedisFallbackWhenDown(t *testing.T) {
 	r.mu.Lock()
 	held := len(r.held)
 	r.mu.Unlock()
-	if held != 2 {
-		t.Fatalf("%d tickets held, want the 2 unsettled local ones (renewed into Redis when it is back)", held)
+	if held != 0 {
+		t.Fatalf("%d tickets held, want none: the caller holds a local ticket once its local state admits", held)
 	}
 }
 
@@ -1180,6 +1179,7 @@ func TestRedisOutageAndConvergence(t *testing.T) {
 	if d != nil || local.Shared || p.Up() {
 		t.Fatalf("Admit during the outage = %+v %+v (up %v), want a local ticket", local, d, p.Up())
 	}
+	p.hold(local) // as RedisDriver does once its local state admits it
 	held = append(held, local)
 	p.SetWatch(Watch{Upstreams: []string{"u"}})
 	p.Sync(nil)

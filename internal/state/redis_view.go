@@ -219,15 +219,27 @@ func (rd *upstreamReads) view(now time.Time, sec int64) View {
 	return v
 }
 
-// Renew extends the lease of every request in flight here by lease_ttl,
-// re-creating any that Redis lost (a restart): one round trip.
+// Renew extends the lease of every request in flight here (on an upstream
+// with max_concurrency) by lease_ttl, re-creating any that Redis lost (a
+// restart), and removes the queue and lease entries given up while Redis
+// could not be told (abandon) that Redis has not swept by itself yet: one
+// round trip.
 func (r *Redis) Renew() {
+	t := r.clk.Now()
+	now := t.UnixMilli()
 	r.mu.Lock()
-	if len(r.held) == 0 {
+	left := make([]entry, 0, len(r.left))
+	for e, until := range r.left {
+		if !until.After(t) { // Redis has swept it by itself: the map stays bounded however long it is down
+			delete(r.left, e)
+			continue
+		}
+		left = append(left, e)
+	}
+	if len(r.held) == 0 && len(left) == 0 {
 		r.mu.Unlock()
 		return
 	}
-	now := r.nowMs()
 	expiry := float64(now + r.lease.Milliseconds())
 	byKey := map[string][]redis.Z{}
 	for id, up := range r.held {
@@ -247,10 +259,18 @@ func (r *Redis) Renew() {
 		pipe.ZAdd(ctx, k, zs...)
 		pipe.PExpire(ctx, k, 2*r.lease)
 	}
+	for _, e := range left {
+		pipe.ZRem(ctx, e.key, e.id)
+	}
 	_, err := pipe.Exec(ctx)
 	if !r.result(context.Background(), OpLease, err) {
 		return
 	}
+	r.mu.Lock()
+	for _, e := range left {
+		delete(r.left, e)
+	}
+	r.mu.Unlock()
 	// A request settled while the renewal was on its way had its lease
 	// removed before the ZADD put it back: remove it again, or the ghost
 	// would hold a slot for lease_ttl. (Settle forgets a ticket before its

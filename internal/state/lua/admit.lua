@@ -2,7 +2,9 @@
 -- breaker, the 429 cooldown, the RPM and TPM windows and the concurrency
 -- leases (and the FIFO queue in front of them); when all pass it counts the
 -- request, reserves its tokens, takes a lease and, in half-open, claims the
--- single probe slot — all in one atomic step.
+-- single probe slot — all in one atomic step. The breaker's generation
+-- ('gen', advanced by every state change; see settle.lua) comes back with an
+-- admission: the attempt's outcome counts only in that generation.
 --
 -- KEYS: 1 breaker hash, 2 cooldown, 3 rpm zset, 4 tpm hash, 5 lease zset,
 --       6 queue zset, 7 window hash
@@ -13,8 +15,8 @@
 --       10 queue: 0 none, 1 wait in it, 11 queue max length, 12 queue timeout ms,
 --       13 ttl ms of the breaker and statistics keys, 14 probe only: 1 asks
 --       the breaker alone (the active prober): nothing else is checked or counted
--- Returns {1, probe, in_flight} or {0, reason, wait ms}; reason is one of
--- breaker, cooldown, rpm, tpm, full, queue_full.
+-- Returns {1, probe, in_flight, generation} or {0, reason, wait ms}; reason
+-- is one of breaker, cooldown, rpm, tpm, full, queue_full.
 local now = tonumber(ARGV[1])
 local id = ARGV[2]
 local tokens = tonumber(ARGV[3])
@@ -25,12 +27,14 @@ local keep = tonumber(ARGV[13])
 local probeOnly = ARGV[14] == '1'
 
 -- breaker
-local b = redis.call('HMGET', KEYS[1], 'st', 'until', 'pnext', 'pheld')
+local b = redis.call('HMGET', KEYS[1], 'st', 'until', 'pnext', 'pheld', 'gen')
 local st = b[1] or ''
+local gen = tonumber(b[5]) or 0
 local probe = 0
 if st == 'open' then
   local untl = tonumber(b[2]) or 0
   if now < untl then return {0, 'breaker', untl - now} end
+  gen = redis.call('HINCRBY', KEYS[1], 'gen', 1)
   redis.call('HSET', KEYS[1], 'st', 'half', 'succ', 0, 'pheld', 0)
   st = 'half'
   b[4] = '0'
@@ -47,7 +51,7 @@ if probeOnly then
     redis.call('HSET', KEYS[1], 'pheld', now + plea, 'pnext', now + pint)
     redis.call('PEXPIRE', KEYS[1], keep)
   end
-  return {1, probe, 0}
+  return {1, probe, 0, gen}
 end
 
 -- 429 cooldown
@@ -132,4 +136,4 @@ if probe == 1 then
   redis.call('HSET', KEYS[1], 'pheld', now + plea, 'pnext', now + pint)
   redis.call('PEXPIRE', KEYS[1], keep)
 end
-return {1, probe, inflight}
+return {1, probe, inflight, gen}
