@@ -62,16 +62,17 @@ var toUpstream = map[string]forward{
 }
 
 // forwarded reports how header k may go upstream (0: never), and its
-// canonical name. Parsed headers are canonical already; a key that is not
-// (set by code) is canonicalised, which allocates only then.
+// canonical name. Parsed headers are canonical already; a key set by code
+// in lower case ("traceparent") is canonicalised first, which allocates
+// only then. Any other spelling is not on the list: it stays behind.
 func forwarded(k string) (string, forward) {
 	if f, ok := toUpstream[k]; ok {
 		return k, f
 	}
-	c := http.CanonicalHeaderKey(k)
-	if c == k {
+	if k == "" || k[0] < 'a' || k[0] > 'z' {
 		return k, 0
 	}
+	c := http.CanonicalHeaderKey(k)
 	return c, toUpstream[c]
 }
 
