@@ -391,6 +391,12 @@ type Upstream struct {
 	// (default 2024-10-21) or the anthropic-version header (default
 	// 2023-06-01); a dated version such as 2024-10-21 or 2025-01-01-preview.
 	APIVersion string `yaml:"api_version" json:"api_version,omitempty"`
+	// Organization and Project (openai, openai-compatible; refused by the
+	// others) are sent as OpenAI-Organization and OpenAI-Project: the
+	// organization and project of the key that requests are billed to.
+	// Default "" (none: the key's default); ids without whitespace.
+	Organization string `yaml:"organization" json:"organization,omitempty"`
+	Project      string `yaml:"project" json:"project,omitempty"`
 	// Models are the client model names (globs allowed) this upstream serves. At least one.
 	Models []string `yaml:"models" json:"models"`
 	// ModelMap rewrites a client model name to the upstream's name (for
@@ -489,5 +495,5 @@ func (c *Config) Settings(model string) (Route, bool) {
 // Adapter returns what u's provider adapter needs of it.
 func (u *Upstream) Adapter() provider.Upstream {
 	return provider.Upstream{Name: u.Name, BaseURL: u.BaseURL, APIKey: u.APIKey, APIVersion: u.APIVersion, Headers: u.Headers,
-		Bedrock: u.Bedrock, Vertex: u.Vertex}
+		Organization: u.Organization, Project: u.Project, Bedrock: u.Bedrock, Vertex: u.Vertex}
 }

@@ -657,12 +657,13 @@ func TestSecurityNoBodiesInLogs(t *testing.T) {
 		errMarker    = "UPSTREAM-ERROR-MARKER-p9Lm"
 	)
 	ok := newCountingUpstream(t, replyMarker)
-	// bad answers 500 with the error marker to everything; client answers a
-	// client error (relayed to the caller as it is) with the marker.
+	// bad answers a client error (relayed to the caller as it is) with the
+	// error marker to model client-error, 500 with it to everything else.
 	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		status := http.StatusInternalServerError
-		if strings.Contains(r.URL.Path, "chat") && r.Header.Get("X-Client-Error") == "1" {
+		if strings.Contains(r.URL.Path, "chat") && bytes.Contains(body, []byte(`"model":"client-error"`)) {
 			status = http.StatusBadRequest
 		}
 		w.WriteHeader(status)
@@ -672,7 +673,7 @@ func TestSecurityNoBodiesInLogs(t *testing.T) {
 	var logs syncBuffer
 	e := startGateway(t, spec{
 		upstreams: []config.Upstream{
-			upstreamAt("bad", config.ProviderOpenAI, bad.URL, 0, "gpt-4o", "client-error"),
+			upstreamAt("bad", config.ProviderOpenAI, bad.URL, 0, "gpt-4o", "client-error", "server-error"),
 			upstreamAt("ok", config.ProviderOpenAI, ok.srv.URL, 1, "gpt-4o"),
 			upstreamAt("ant", config.ProviderAnthropic, ok.srv.URL, 0, "claude-3-5-haiku"),
 		},
@@ -685,19 +686,18 @@ func TestSecurityNoBodiesInLogs(t *testing.T) {
 	prompt := `"messages":[{"role":"user","content":"` + promptMarker + `"}],"user":"` + promptMarker + `"`
 	cases := []struct {
 		name, path, body string
-		hdr              []string
 		want             int
 	}{
-		{"chat, after a failover", chatPath, `{"model":"gpt-4o",` + prompt + `}`, nil, 200},
-		{"chat stream", chatPath, `{"model":"gpt-4o","stream":true,` + prompt + `}`, nil, 200},
-		{"anthropic", "/v1/messages", `{"model":"claude-3-5-haiku","max_tokens":5,` + prompt + `}`, nil, 200},
-		{"upstream client error relayed", chatPath, `{"model":"client-error",` + prompt + `}`, []string{"X-Client-Error", "1"}, 400},
-		{"every upstream fails", chatPath, `{"model":"client-error",` + prompt + `}`, nil, 502},
-		{"malformed JSON", chatPath, `{"model":"gpt-4o",` + prompt + `,`, nil, 400},
-		{"unknown model", chatPath, `{"model":"` + promptMarker + `",` + prompt + `}`, nil, 404},
+		{"chat, after a failover", chatPath, `{"model":"gpt-4o",` + prompt + `}`, 200},
+		{"chat stream", chatPath, `{"model":"gpt-4o","stream":true,` + prompt + `}`, 200},
+		{"anthropic", "/v1/messages", `{"model":"claude-3-5-haiku","max_tokens":5,` + prompt + `}`, 200},
+		{"upstream client error relayed", chatPath, `{"model":"client-error",` + prompt + `}`, 400},
+		{"every upstream fails", chatPath, `{"model":"server-error",` + prompt + `}`, 502},
+		{"malformed JSON", chatPath, `{"model":"gpt-4o",` + prompt + `,`, 400},
+		{"unknown model", chatPath, `{"model":"` + promptMarker + `",` + prompt + `}`, 404},
 	}
 	for _, c := range cases {
-		r := e.post(t, c.path, c.body, c.hdr...)
+		r := e.post(t, c.path, c.body)
 		if r.status != c.want {
 			t.Fatalf("%s: status %d, want %d: %s", c.name, r.status, c.want, r.body)
 		}

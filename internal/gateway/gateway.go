@@ -144,9 +144,15 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	if err := g.openShared(); err != nil {
 		return nil, err
 	}
-	// fail gives back what New opened before it failed with err: the Redis
-	// client, and the store unless the caller passed it in opts.Store.
+	// fail gives back what New opened before it failed with err: the
+	// tracer provider (its batch exporter's goroutine), the Redis client,
+	// and the store unless the caller passed it in opts.Store.
 	fail := func(err error) (*Gateway, error) {
+		if g.tracer != nil {
+			// Not ctx: a canceled context would skip the shutdown. It
+			// has no span to export yet, so it returns at once.
+			_ = g.tracer.Shutdown(context.WithoutCancel(ctx))
+		}
 		if g.shared != nil {
 			_ = g.shared.Close()
 		}

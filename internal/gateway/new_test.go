@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -214,5 +215,45 @@ func TestNewFailureReleasesWhatItOpened(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNewFailureShutsDownTracer: when gateway.New fails after it has built
+// the tracer provider (loading spend fails), the provider is shut down:
+// its batch span processor's goroutine ends. The collector address is
+// never dialled (no span is made), so nothing else witnesses the leak.
+func TestNewFailureShutsDownTracer(t *testing.T) {
+	cfg := config.Default()
+	cfg.Store.DSN = filepath.Join(t.TempDir(), "switchyard.db")
+	cfg.Health.Interval = 0
+	cfg.Upstreams = []config.Upstream{upstreamAt("up", config.ProviderOpenAI, "http://127.0.0.1:1", 0, "gpt-4o")}
+	cfg.Tracing.OTLPEndpoint = "http://127.0.0.1:1"
+	before := batchSpanProcessors()
+
+	_, err := gateway.New(context.Background(), &cfg, gateway.Options{Store: newFailingStore(t, "spend")})
+	if !errors.Is(err, errStoreDown) {
+		t.Fatalf("New error = %v, want it to wrap %v", err, errStoreDown)
+	}
+	// A processor shut down has left its loop before Shutdown returned, so
+	// it never shows here; a leaked one's goroutine may not have started
+	// when New returns, so look over many scheduling rounds.
+	for range 200 {
+		if n := batchSpanProcessors(); n > before {
+			t.Fatalf("%d batch span processors running after New failed, %d before: the tracer provider leaked", n, before)
+		}
+		runtime.Gosched()
+	}
+}
+
+// batchSpanProcessors counts the goroutines of OpenTelemetry batch span
+// processors running in this process.
+func batchSpanProcessors() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "go.opentelemetry.io/otel/sdk/trace.(*batchSpanProcessor).processQueue(")
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }

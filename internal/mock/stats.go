@@ -3,6 +3,7 @@ package mock
 import (
 	"maps"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -42,6 +43,12 @@ type Stats struct {
 	// LastBody is the body of the last API request (e.g. to see that a
 	// gateway rewrote "model").
 	LastBody string `json:"last_body"`
+	// Organizations and Projects count API requests by the value of their
+	// OpenAI-Organization and OpenAI-Project headers ("" for none; several
+	// values joined by ", "): tests assert whose organization and project
+	// a gateway sent on every request, not only on the last.
+	Organizations map[string]int64 `json:"organizations"`
+	Projects      map[string]int64 `json:"projects"`
 	// TokensIssued and TokensRefused count the OAuth2 token exchanges
 	// (POST /token) answered with an access token, and refused.
 	TokensIssued  int64 `json:"tokens_issued"`
@@ -55,10 +62,12 @@ type stats struct {
 	maxInFlight atomic.Int64
 	canceled    atomic.Int64
 
-	mu         sync.Mutex // guards byStatus, byEndpoint and last
-	byStatus   map[int]int64
-	byEndpoint map[string]int64
-	last       lastRequest
+	mu            sync.Mutex // guards byStatus, byEndpoint, organizations, projects and last
+	byStatus      map[int]int64
+	byEndpoint    map[string]int64
+	organizations map[string]int64
+	projects      map[string]int64
+	last          lastRequest
 }
 
 type lastRequest struct {
@@ -68,7 +77,8 @@ type lastRequest struct {
 }
 
 func newStats() *stats {
-	return &stats{byStatus: map[int]int64{}, byEndpoint: map[string]int64{}}
+	return &stats{byStatus: map[int]int64{}, byEndpoint: map[string]int64{},
+		organizations: map[string]int64{}, projects: map[string]int64{}}
 }
 
 // begin counts a request that is starting.
@@ -88,9 +98,13 @@ func (st *stats) begin(r *http.Request, ep string, body []byte) {
 		header: r.Header.Clone(),
 		body:   string(body),
 	}
+	org := strings.Join(r.Header.Values("OpenAI-Organization"), ", ")
+	project := strings.Join(r.Header.Values("OpenAI-Project"), ", ")
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.byEndpoint[ep]++
+	st.organizations[org]++
+	st.projects[project]++
 	st.last = last
 }
 
@@ -119,6 +133,8 @@ func (st *stats) snapshot() Stats {
 	defer st.mu.Unlock()
 	out.ByStatus = maps.Clone(st.byStatus)
 	out.ByEndpoint = maps.Clone(st.byEndpoint)
+	out.Organizations = maps.Clone(st.organizations)
+	out.Projects = maps.Clone(st.projects)
 	out.LastMethod = st.last.method
 	out.LastPath = st.last.path
 	out.LastQuery = st.last.query
@@ -137,6 +153,8 @@ func (st *stats) reset() {
 	st.maxInFlight.Store(st.inFlight.Load())
 	st.byStatus = map[int]int64{}
 	st.byEndpoint = map[string]int64{}
+	st.organizations = map[string]int64{}
+	st.projects = map[string]int64{}
 	st.last = lastRequest{}
 }
 

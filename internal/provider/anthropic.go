@@ -30,7 +30,9 @@ func (Anthropic) Name() string { return NameAnthropic }
 func (Anthropic) System() string { return "anthropic" }
 
 func (Anthropic) Check(u Upstream) []Problem {
-	return append(requireKey(NameAnthropic, u), checkDatedVersion(u)...)
+	ps := append(requireKey(NameAnthropic, u), checkDatedVersion(u)...)
+	return append(ps, refuseScope(NameAnthropic, u,
+		"an Anthropic API key belongs to one workspace, which it bills; for another workspace add an upstream with that workspace's key")...)
 }
 
 func (Anthropic) New(u Upstream) Endpoint {

@@ -29,8 +29,9 @@ func (AzureOpenAI) Name() string { return NameAzureOpenAI }
 func (AzureOpenAI) System() string { return "azure.ai.openai" }
 
 func (AzureOpenAI) Check(u Upstream) []Problem {
-	ps := requireKey(NameAzureOpenAI, u)
-	return append(ps, checkDatedVersion(u)...)
+	ps := append(requireKey(NameAzureOpenAI, u), checkDatedVersion(u)...)
+	return append(ps, refuseScope(NameAzureOpenAI, u,
+		"Azure bills the resource of base_url and api_key; for another resource or subscription add an upstream with its own base_url and api_key")...)
 }
 
 func (AzureOpenAI) New(u Upstream) Endpoint {

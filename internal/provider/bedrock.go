@@ -56,13 +56,14 @@ func (Bedrock) DefaultBaseURL(u Upstream) string {
 
 // Check requires the bedrock block with a region, and credentials: both
 // access_key_id and secret_access_key (session_token only with them), or
-// api_key, not both.
+// api_key, not both. organization and project are refused.
 func (Bedrock) Check(u Upstream) []Problem {
+	ps := refuseScope(NameBedrock, u,
+		"Bedrock bills the AWS account of the upstream's credentials; for another account add an upstream with its credentials")
 	b := u.Bedrock
 	if b == nil {
-		return []Problem{{Field: "bedrock", Message: "required for provider bedrock: set at least bedrock.region and credentials"}}
+		return append(ps, Problem{Field: "bedrock", Message: "required for provider bedrock: set at least bedrock.region and credentials"})
 	}
-	var ps []Problem
 	switch {
 	case b.Region == "":
 		ps = append(ps, Problem{Field: "bedrock.region", Message: "required for provider bedrock (us-east-1, eu-central-1, …)"})

@@ -41,9 +41,11 @@ func (Gemini) System() string { return "gcp.gemini" }
 func (Gemini) DefaultBaseURL(Upstream) string { return DefaultGeminiBaseURL }
 
 // Check requires api_key, and a base_url that is an absolute http(s) URL
-// without query or fragment when one is set.
+// without query or fragment when one is set; organization and project are
+// refused.
 func (Gemini) Check(u Upstream) []Problem {
-	ps := requireKey(NameGemini, u)
+	ps := append(requireKey(NameGemini, u), refuseScope(NameGemini, u,
+		"a Gemini API key belongs to one Google Cloud project, which it bills; for another project add an upstream with that project's key")...)
 	if u.BaseURL != "" {
 		if msg := checkPrefixURL(u.BaseURL); msg != "" {
 			ps = append(ps, Problem{Field: "base_url", Message: msg})

@@ -31,7 +31,8 @@ func (OpenAI) Name() string { return NameOpenAI }
 // System is the GenAI semantic conventions' name of the provider.
 func (OpenAI) System() string { return "openai" }
 
-func (OpenAI) Check(u Upstream) []Problem { return requireKey(NameOpenAI, u) }
+// Check requires api_key, and checks organization and project.
+func (OpenAI) Check(u Upstream) []Problem { return append(requireKey(NameOpenAI, u), checkScope(u)...) }
 
 func (OpenAI) New(u Upstream) Endpoint { return newBearer(u, false) }
 
@@ -41,7 +42,9 @@ func (OpenAICompatible) Name() string { return NameOpenAICompatible }
 // that only speaks OpenAI's protocol.
 func (OpenAICompatible) System() string { return "_OTHER" }
 
-func (OpenAICompatible) Check(Upstream) []Problem { return nil }
+// Check checks organization and project, which an OpenAI-compatible server
+// in front of OpenAI passes on and others ignore; api_key is optional.
+func (OpenAICompatible) Check(u Upstream) []Problem { return checkScope(u) }
 
 func (OpenAICompatible) New(u Upstream) Endpoint { return newBearer(u, true) }
 
@@ -50,11 +53,12 @@ type bearerEndpoint struct {
 	base    string // base_url without a trailing slash
 	auth    string // "Bearer <key>", "" for none
 	extra   map[string]string
+	scope   scope
 	openEnd bool
 }
 
 func newBearer(u Upstream, openEnd bool) *bearerEndpoint {
-	e := &bearerEndpoint{base: strings.TrimRight(u.BaseURL, "/"), extra: u.Headers, openEnd: openEnd}
+	e := &bearerEndpoint{base: strings.TrimRight(u.BaseURL, "/"), extra: u.Headers, scope: newScope(u), openEnd: openEnd}
 	if u.APIKey != "" {
 		e.auth = "Bearer " + u.APIKey
 	}
@@ -64,9 +68,11 @@ func newBearer(u Upstream, openEnd bool) *bearerEndpoint {
 func (e *bearerEndpoint) Family(string) codec.Family { return codec.FamilyOpenAI }
 func (e *bearerEndpoint) OpenStreamEnd() bool        { return e.openEnd }
 
-// authorize sets the configured headers and the bearer key.
+// authorize sets the configured headers, organization and project, and the
+// bearer key.
 func (e *bearerEndpoint) authorize(h http.Header) {
 	setExtra(h, e.extra)
+	e.scope.set(h)
 	if e.auth != "" {
 		h["Authorization"] = []string{e.auth}
 	}

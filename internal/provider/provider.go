@@ -48,6 +48,11 @@ type Upstream struct {
 	APIVersion string
 	// Headers are extra headers sent with every request.
 	Headers map[string]string
+	// Organization and Project scope an OpenAI-family upstream's requests
+	// to one organization and project its key can reach (the
+	// OpenAI-Organization and OpenAI-Project headers); "" sends none.
+	// Providers without such a notion refuse them in Check.
+	Organization, Project string
 	// Bedrock and Vertex are those providers' own settings; nil for others.
 	Bedrock *BedrockSettings
 	Vertex  *VertexSettings

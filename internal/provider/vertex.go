@@ -83,10 +83,10 @@ func (Vertex) DefaultBaseURL(u Upstream) string {
 // host, and exactly one of credentials_file (a readable file) and
 // credentials_json, holding a service-account key (type
 // "service_account", client_email, an RSA private_key in PEM and an
-// http(s) token_uri). api_key and api_version are refused: Vertex uses
-// neither. No problem echoes the key.
+// http(s) token_uri). api_key, api_version, organization and project are
+// refused: Vertex uses none of them. No problem echoes the key.
 func (Vertex) Check(u Upstream) []Problem {
-	var ps []Problem
+	ps := refuseScope(NameVertex, u, "Vertex bills the Google Cloud project of vertex.project, or the quota project of headers: {X-Goog-User-Project: …}; set one of those")
 	if u.APIKey != "" {
 		ps = append(ps, Problem{Field: "api_key", Message: "not used by provider vertex: it authenticates with the service account of vertex.credentials_file or vertex.credentials_json"})
 	}

@@ -396,7 +396,7 @@ func TestUpstreamRequestShapePerProvider(t *testing.T) {
 			u.ModelMap = tc.modelMap
 			u.Headers = map[string]string{"X-Extra": "1"}
 			f := newFixture(t, []config.Upstream{u}, fixtureOpts{})
-			resp := f.post(tc.path, tc.body, append([]string{"X-Custom", "kept"}, tc.hdr...)...)
+			resp := f.post(tc.path, tc.body, append([]string{"Idempotency-Key", "kept"}, tc.hdr...)...)
 			if b := readAll(t, resp); resp.StatusCode != 200 {
 				t.Fatalf("status %d: %s", resp.StatusCode, b)
 			}
@@ -410,7 +410,7 @@ func TestUpstreamRequestShapePerProvider(t *testing.T) {
 			if strings.Contains(fmt.Sprint(s.header), testKey) {
 				t.Fatalf("client key forwarded upstream: %v", s.header)
 			}
-			if s.header.Get("X-Custom") != "kept" || s.header.Get("X-Extra") != "1" {
+			if s.header.Get("Idempotency-Key") != "kept" || s.header.Get("X-Extra") != "1" {
 				t.Fatalf("headers not forwarded: %v", s.header)
 			}
 			if !strings.Contains(s.body, tc.wantModel) {

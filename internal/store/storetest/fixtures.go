@@ -23,6 +23,8 @@ func Upstream(name string) config.Upstream {
 		BaseURL:           "https://example.openai.azure.com",
 		APIKey:            "sk-upstream-secret-" + name,
 		APIVersion:        "2024-10-21",
+		Organization:      "org-" + name,
+		Project:           "proj_" + name,
 		Models:            []string{"gpt-4o", "gpt-4o-*"},
 		ModelMap:          map[string]string{"gpt-4o": "deploy-4o", "gpt-4o-mini": "deploy-mini"},
 		Weight:            7,
