@@ -2,17 +2,12 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/clock"
-	"switchyard/internal/limits"
 	"switchyard/internal/outcome"
 	"switchyard/internal/state"
 	"switchyard/internal/store"
@@ -25,36 +20,6 @@ type sessionRef struct {
 	source string // where id was found
 	key    affinity.Key
 	policy affinity.Policy
-}
-
-// tally is what the attempt loop learned on the way, for the final answer.
-type tally struct {
-	attempts int
-	failures []failure // what went wrong, in order, for the final error
-	// plans are the decisions of the request's plans, whose left-out
-	// candidates the final error names; planBuf holds the first ones.
-	plans    []*balancer.Decision
-	planBuf  [2]*balancer.Decision
-	retryIn  time.Duration // shortest wait seen: a 429's cooldown, an open breaker, a full limit
-	queueErr error         // why waiting for a slot failed, when nothing was attempted
-	found    bool          // some upstream serves the model or a fallback
-	// incompatible is the first feature that filtered every candidate of a
-	// plan, for the 400 when nothing else was left.
-	incompatible string
-}
-
-// failure is one candidate that did not serve the request.
-type failure struct {
-	upstream string // "" for a reason that concerns no one upstream
-	detail   string
-	class    outcome.Class // of an attempt; Canceled for a candidate never sent to
-}
-
-// noteRetry keeps the shortest positive wait seen.
-func (t *tally) noteRetry(d time.Duration) {
-	if d > 0 && (t.retryIn == 0 || d < t.retryIn) {
-		t.retryIn = d
-	}
 }
 
 // loop tries the request's model, then its route's fallback models, until
@@ -78,9 +43,13 @@ func (x *exchange) loop(ctx context.Context, rt *route) error {
 		return newError(ErrModelNotFound, fmt.Sprintf("no upstream serves model %q", x.model))
 	}
 	if x.tally.attempts == 0 && x.tally.incompatible != "" && ctx.Err() == nil {
-		return x.incompatibleError()
+		return x.tally.incompatibleError(x.model, x.tr.err)
 	}
-	return x.exhausted()
+	if x.r.Context().Err() != nil {
+		x.clientGone()
+		return nil
+	}
+	return x.tally.exhausted(x.model)
 }
 
 // tryModel plans and attempts the upstreams of model, and reports whether
@@ -156,7 +125,7 @@ func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*ups
 		x.trace.plan(&plan.Decision)
 	}
 	if len(plan.Order)+len(plan.Waitable) == 0 {
-		x.noteIncompatible(&plan.Decision)
+		x.tally.noteIncompatible(&plan.Decision)
 		x.pinned.notePinned(&plan.Decision, &x.tally)
 	}
 	if x.session.id != "" && rt.affinityOn {
@@ -412,86 +381,4 @@ func bindingOf(a balancer.AffinityRecord, name string, failBack bool) sessionBin
 		return bindHome
 	}
 	return bindStandIn
-}
-
-// exhausted is the error when every candidate failed or none was available.
-func (x *exchange) exhausted() error {
-	t := &x.tally
-	if x.r.Context().Err() != nil {
-		x.clientGone()
-		return nil
-	}
-	if t.attempts == 0 && t.queueErr != nil {
-		sentinel := ErrQueueFull
-		if errors.Is(t.queueErr, limits.ErrQueueTimeout) {
-			sentinel = ErrQueueTimeout
-		}
-		e := newError(sentinel, "no upstream slot for model "+strconv.Quote(x.model)+t.summary())
-		e.retryAfter = time.Second
-		return e
-	}
-	if t.attempts == 0 || t.allRateLimited() {
-		e := newError(ErrNoUpstream, "no upstream is available for model "+strconv.Quote(x.model)+t.summary())
-		e.status = http.StatusServiceUnavailable
-		e.retryAfter = max(t.retryIn, time.Second)
-		return e
-	}
-	return newError(ErrNoUpstream, fmt.Sprintf("all %d upstream attempts failed%s", t.attempts, t.summary()))
-}
-
-// noted reports whether a failure of upstream name is recorded already.
-func (t *tally) noted(name string) bool {
-	for _, f := range t.failures {
-		if f.upstream == name {
-			return true
-		}
-	}
-	return false
-}
-
-// allRateLimited reports whether every failure was an upstream's 429.
-func (t *tally) allRateLimited() bool {
-	for _, f := range t.failures {
-		if f.class != outcome.RateLimited {
-			return false
-		}
-	}
-	return len(t.failures) > 0
-}
-
-// summary lists the failures, then every candidate the plans left out
-// and was not tried after all (full ones with their slots in use), each
-// once with the reason, for the client's error message: it names every
-// upstream the key may reach and why it did not serve (docs/reference.md#errors).
-func (t *tally) summary() string {
-	var parts []string
-	for _, f := range t.failures {
-		if f.upstream == "" {
-			parts = append(parts, f.detail)
-			continue
-		}
-		parts = append(parts, f.upstream+": "+f.detail)
-	}
-	seen := map[string]bool{}
-	for _, d := range t.plans {
-		for i := range d.Candidates {
-			c := &d.Candidates[i]
-			if c.Filter == "" || seen[c.Name] || t.noted(c.Name) {
-				continue
-			}
-			seen[c.Name] = true
-			detail := c.Name + ": skipped, " + strings.ReplaceAll(c.Filter, "_", " ")
-			switch {
-			case c.Filter == balancer.FilterWaitable || c.Filter == balancer.FilterConcurrencyFull:
-				detail = fmt.Sprintf("%s: skipped, full (%d/%d in flight)", c.Name, c.InFlight, c.MaxConcurrency)
-			case c.Detail != "":
-				detail += " (" + c.Detail + ")"
-			}
-			parts = append(parts, detail)
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return ": " + strings.Join(parts, "; ")
 }

@@ -91,7 +91,7 @@ func (q *request) markCompatible(cands []balancer.Candidate, ups []*upstream, mo
 // noteIncompatible records, for a plan that left nothing to try, its
 // incompatible candidates among the reasons the client's error lists, and
 // the feature that filtered them all when every one was filtered so.
-func (x *exchange) noteIncompatible(d *balancer.Decision) {
+func (t *tally) noteIncompatible(d *balancer.Decision) {
 	feature, all := "", true
 	for i := range d.Candidates {
 		r := &d.Candidates[i]
@@ -102,22 +102,24 @@ func (x *exchange) noteIncompatible(d *balancer.Decision) {
 		if feature == "" {
 			feature = r.Detail
 		}
-		if !x.tally.noted(r.Name) {
-			x.tally.failures = append(x.tally.failures, failure{upstream: r.Name, detail: r.ReasonText(), class: outcome.Canceled})
+		if !t.noted(r.Name) {
+			t.failures = append(t.failures, failure{upstream: r.Name, detail: r.ReasonText(), class: outcome.Canceled})
 		}
 	}
 	if all {
-		x.tally.incompatible = feature
+		t.incompatible = feature
 	}
 }
 
-// incompatibleError is the 400 for a request no candidate can express.
-func (x *exchange) incompatibleError() error {
-	msg := "no upstream of model " + strconv.Quote(x.model) + " can serve this request: "
-	if x.tr.err != nil { // the request itself does not decode: the client's error
-		return newError(ErrInvalidRequest, msg+x.tr.err.Error())
+// incompatibleError is the 400 for a request no candidate of model can
+// express; decodeErr is why the request could not be decoded for
+// translation, if it could not.
+func (t *tally) incompatibleError(model string, decodeErr error) error {
+	msg := "no upstream of model " + strconv.Quote(model) + " can serve this request: "
+	if decodeErr != nil { // the request itself does not decode: the client's error
+		return newError(ErrInvalidRequest, msg+decodeErr.Error())
 	}
-	return newError(ErrIncompatible, msg+"incompatible: "+x.tally.incompatible+" is not supported by their protocols")
+	return newError(ErrIncompatible, msg+"incompatible: "+t.incompatible+" is not supported by their protocols")
 }
 
 // translateWhole turns a translated attempt's whole success answer into the
