@@ -16,7 +16,8 @@ type Candidate struct {
 	Priority int
 	// Weight is the relative share within the tier, 1–100. Strategies that
 	// divide by it treat 0 or less as documented in their file (most as 0:
-	// picked only after every positive one; adaptive as 100, per seed 001).
+	// picked only after every positive one; adaptive as 1, the config
+	// default).
 	Weight int
 	// Active is false for an upstream switched off by the operator; it is
 	// filtered as FilterInactive.

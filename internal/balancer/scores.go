@@ -36,8 +36,13 @@ type Scores struct {
 	Sampled float64 `json:"sampled,omitempty"`
 	// ErrorAware is adaptive's health component, 0–200.
 	ErrorAware float64 `json:"error_aware,omitempty"`
-	// WRR is adaptive's sliding-window weighted round robin component,
-	// (0,150].
+	// ErrorWaived is the error penalty adaptive waived because the
+	// upstream was below its trickle share (recorded only then).
+	ErrorWaived float64 `json:"error_waived,omitempty"`
+	// ShareRatio is adaptive's window share over weight share: 1 on target,
+	// 0 with no requests in the window.
+	ShareRatio float64 `json:"share_ratio,omitempty"`
+	// WRR is adaptive's sliding-window weighted share component, (0,150].
 	WRR float64 `json:"wrr,omitempty"`
 	// LatencyAware is adaptive's latency component, 0–80.
 	LatencyAware float64 `json:"latency_aware,omitempty"`
@@ -69,6 +74,8 @@ const (
 	hasCost
 	hasSampled
 	hasErrorAware
+	hasErrorWaived
+	hasShareRatio
 	hasWRR
 	hasLatencyAware
 	hasUsageRatio
@@ -92,6 +99,8 @@ var scoreFields = [...]struct {
 	{"cost", func(s *Scores) float64 { return s.Cost }},
 	{"sampled", func(s *Scores) float64 { return s.Sampled }},
 	{"error_aware", func(s *Scores) float64 { return s.ErrorAware }},
+	{"error_waived", func(s *Scores) float64 { return s.ErrorWaived }},
+	{"share_ratio", func(s *Scores) float64 { return s.ShareRatio }},
 	{"wrr", func(s *Scores) float64 { return s.WRR }},
 	{"latency_aware", func(s *Scores) float64 { return s.LatencyAware }},
 	{"usage_ratio", func(s *Scores) float64 { return s.UsageRatio }},

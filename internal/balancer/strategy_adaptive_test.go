@@ -18,31 +18,35 @@ func adaptivePlan(t *testing.T, req Request, cands []Candidate, now time.Time) P
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
-// TestAdaptiveWRR reproduces seed 001's worked examples of the weighted
-// round robin component.
+// TestAdaptiveWRR checks the weighted share component on small tiers: the
+// share ratio (share of the window's requests over share of the effective
+// weights) and 150 / (1 + ratio²), the same at any scale of weights.
 func TestAdaptiveWRR(t *testing.T) {
 	tests := []struct {
 		name      string
-		weight    int
-		requests  int64
-		slowStart float64
+		cands     []Candidate // "a" is checked
+		wantRatio float64
 		want      float64
 	}{
-		{name: "weight 80, 80 requests", weight: 80, requests: 80, want: 90},
-		{name: "weight 20, 20 requests", weight: 20, requests: 20, want: 90},
-		{name: "weight 80, 0 requests", weight: 80, requests: 0, want: 150},
-		{name: "weight 20, 0 requests", weight: 20, requests: 0, want: 150},
-		{name: "weight 0 counts as 100", weight: 0, requests: 100, want: 90},
-		{name: "negative weight counts as 100", weight: -5, requests: 100, want: 90},
-		{name: "slow start halves the weight", weight: 80, requests: 40, slowStart: 0.5, want: 90},
-		{name: "weight 100, 300 requests", weight: 100, requests: 300, want: 50},
+		{name: "empty window", cands: []Candidate{{Name: "a", Weight: 2}, {Name: "b", Weight: 1}}, wantRatio: 0, want: 150},
+		{name: "on target at 2:1", cands: []Candidate{{Name: "a", Weight: 2, WindowRequests: 20}, {Name: "b", Weight: 1, WindowRequests: 10}}, wantRatio: 1, want: 75},
+		{name: "on target at 100:50", cands: []Candidate{{Name: "a", Weight: 100, WindowRequests: 20}, {Name: "b", Weight: 50, WindowRequests: 10}}, wantRatio: 1, want: 75},
+		{name: "twice its share", cands: []Candidate{{Name: "a", Weight: 1, WindowRequests: 10}, {Name: "b", Weight: 1}}, wantRatio: 2, want: 30},
+		{name: "half its share", cands: []Candidate{{Name: "a", Weight: 1, WindowRequests: 5}, {Name: "b", Weight: 1, WindowRequests: 15}}, wantRatio: 0.5, want: 120},
+		{name: "idle while others are busy", cands: []Candidate{{Name: "a", Weight: 80}, {Name: "b", Weight: 20, WindowRequests: 500}}, wantRatio: 0, want: 150},
+		{name: "weight 0 counts as 1", cands: []Candidate{{Name: "a", WindowRequests: 10}, {Name: "b", Weight: 1, WindowRequests: 10}}, wantRatio: 1, want: 75},
+		{name: "negative weight counts as 1", cands: []Candidate{{Name: "a", Weight: -5, WindowRequests: 10}, {Name: "b", Weight: 1, WindowRequests: 30}}, wantRatio: 0.5, want: 120},
+		{name: "slow start halves the weight", cands: []Candidate{{Name: "a", Weight: 2, SlowStart: 0.5, WindowRequests: 10}, {Name: "b", Weight: 1, WindowRequests: 10}}, wantRatio: 1, want: 75},
+		{name: "alone", cands: []Candidate{{Name: "a", Weight: 7, WindowRequests: 300}}, wantRatio: 1, want: 75},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := Candidate{Name: "a", Weight: tt.weight, WindowRequests: tt.requests, SlowStart: tt.slowStart, Active: true}
-			r, _, _ := record(adaptivePlan(t, Request{}, []Candidate{c}, testEpoch).Decision, "a")
-			if !near(r.Scores.WRR, tt.want) {
-				t.Errorf("wrr = %v, want %v", r.Scores.WRR, tt.want)
+			for i := range tt.cands {
+				tt.cands[i].Active = true
+			}
+			r, _, _ := record(adaptivePlan(t, Request{K: 2}, tt.cands, testEpoch).Decision, "a")
+			if !near(r.Scores.ShareRatio, tt.wantRatio) || !near(r.Scores.WRR, tt.want) {
+				t.Errorf("share_ratio %v wrr %v, want %v and %v", r.Scores.ShareRatio, r.Scores.WRR, tt.wantRatio, tt.want)
 			}
 		})
 	}
@@ -79,14 +83,14 @@ func TestAdaptiveSteadyState(t *testing.T) {
 	}
 }
 
-// TestAdaptiveErrorRecovery: an upstream with 3 recent consecutive failures
-// drops below a healthy one of lower weight, and its error score recovers
-// linearly over 5 minutes (200 − 130 × cooldown).
+// TestAdaptiveErrorRecovery: an upstream with 3 recent consecutive failures,
+// slightly below its share, drops below a healthy one of lower weight, and
+// its error score recovers linearly over 5 minutes (200 − 130 × cooldown).
 func TestAdaptiveErrorRecovery(t *testing.T) {
 	failedAt := testEpoch
 	cands := []Candidate{
-		{Name: "heavy", Weight: 80, WindowRequests: 40, ConsecutiveFailures: 3, LastFailure: failedAt, Active: true},
-		{Name: "light", Weight: 20, WindowRequests: 40, Active: true},
+		{Name: "heavy", Weight: 80, WindowRequests: 78, ConsecutiveFailures: 3, LastFailure: failedAt, Active: true},
+		{Name: "light", Weight: 20, WindowRequests: 22, Active: true},
 	}
 	now := failedAt
 	b := newStrategyBalancer(t, StrategyAdaptive, 1, func() time.Time { return now })
@@ -98,6 +102,7 @@ func TestAdaptiveErrorRecovery(t *testing.T) {
 		{0, 70, "light"},
 		{time.Minute, 96, "light"},
 		{150 * time.Second, 135, "light"},
+		{4*time.Minute + 50*time.Second, 200 - 130.0/30, "heavy"},
 		{5 * time.Minute, 200, "heavy"},
 		{time.Hour, 200, "heavy"},
 	}
@@ -112,6 +117,100 @@ func TestAdaptiveErrorRecovery(t *testing.T) {
 			}
 			if p.Order[0] != tt.wantFirst {
 				t.Errorf("Order = %v, want %s first (totals heavy %v, light %v)", p.Order, tt.wantFirst, heavy.Scores.Total, light.Scores.Total)
+			}
+		})
+	}
+}
+
+// TestAdaptiveTrickle: the error penalty is waived, and recorded as
+// error_waived, only for an upstream below a tenth of its share of a
+// non-empty window.
+func TestAdaptiveTrickle(t *testing.T) {
+	broken := func(requests int64) Candidate {
+		return Candidate{Name: "broken", Weight: 1, Active: true, WindowRequests: requests, ConsecutiveFailures: 6, LastFailure: testEpoch}
+	}
+	healthy := func(requests int64) Candidate {
+		return Candidate{Name: "ok", Weight: 1, Active: true, WindowRequests: requests}
+	}
+	tests := []struct {
+		name       string
+		cands      []Candidate
+		wantFirst  string
+		wantError  float64
+		wantWaived float64 // NaN: not recorded
+	}{
+		{name: "idle: waived", cands: []Candidate{broken(0), healthy(100)}, wantFirst: "broken", wantError: 200, wantWaived: 200},
+		{name: "just below a tenth", cands: []Candidate{broken(4), healthy(96)}, wantFirst: "broken", wantError: 200, wantWaived: 200},
+		{name: "a tenth of its share", cands: []Candidate{broken(5), healthy(95)}, wantFirst: "ok", wantError: 0, wantWaived: math.NaN()},
+		{name: "empty window: no waiver", cands: []Candidate{broken(0), healthy(0)}, wantFirst: "ok", wantError: 0, wantWaived: math.NaN()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := adaptivePlan(t, Request{K: 2}, tt.cands, testEpoch)
+			r, _, _ := record(p.Decision, "broken")
+			s := r.Scores
+			if p.Order[0] != tt.wantFirst || !near(s.ErrorAware, tt.wantError) {
+				t.Errorf("Order %v error_aware %v, want %s first and %v", p.Order, s.ErrorAware, tt.wantFirst, tt.wantError)
+			}
+			if recorded := s.set&hasErrorWaived != 0; recorded != !math.IsNaN(tt.wantWaived) || recorded && !near(s.ErrorWaived, tt.wantWaived) {
+				t.Errorf("error_waived %v (recorded %v), want %v", s.ErrorWaived, recorded, tt.wantWaived)
+			}
+		})
+	}
+}
+
+// TestAdaptiveRecoveryShare: three upstreams of weight 1 at 10 picks a
+// second; "back" had 10 consecutive failures just before the run and
+// nothing in the window, the others shared the last minute. Over the next
+// five minutes (3,000 picks, 60 s window), an upstream that answers again
+// gets its share back despite the seed's five-minute cooldown (≥ 25%; its
+// first success ends the streak, and the 40-point recent-failure penalty
+// fades), while one that still fails gets only a trickle, between 1% and
+// 4% (a tenth of a third is 3.3%), each pick extending its streak.
+func TestAdaptiveRecoveryShare(t *testing.T) {
+	tests := []struct {
+		name     string
+		answers  bool
+		min, max float64 // percent
+	}{
+		{name: "recovered", answers: true, min: 25, max: 40},
+		{name: "still failing", answers: false, min: 1, max: 4},
+	}
+	const picks, window, step = 3000, 600, 100 * time.Millisecond
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now := testEpoch
+			b := newStrategyBalancer(t, StrategyAdaptive, 3, func() time.Time { return now })
+			cands := []Candidate{
+				{Name: "a", Weight: 1, Active: true, LatencyEWMA: 800, WindowRequests: window / 2},
+				{Name: "b", Weight: 1, Active: true, LatencyEWMA: 800, WindowRequests: window / 2},
+				{Name: "back", Weight: 1, Active: true, LatencyEWMA: 800, ConsecutiveFailures: 10, LastFailure: testEpoch},
+			}
+			// The window before the run alternates a and b.
+			picked := make([]int, 0, window+picks)
+			for i := range window {
+				picked = append(picked, i%2)
+			}
+			back := 0
+			for i := range picks {
+				cands[picked[i]].WindowRequests--
+				p := b.Plan(Request{K: 2}, cands)
+				u := slices.IndexFunc(cands, func(c Candidate) bool { return c.Name == p.Order[0] })
+				cands[u].WindowRequests++
+				picked = append(picked, u)
+				if u == 2 {
+					back++
+					if tt.answers {
+						cands[2].ConsecutiveFailures = 0
+					} else {
+						cands[2].ConsecutiveFailures++
+						cands[2].LastFailure = now
+					}
+				}
+				now = now.Add(step)
+			}
+			if got := 100 * float64(back) / picks; got < tt.min || got > tt.max {
+				t.Errorf("back got %.2f%% of the picks, want %.0f–%.0f%%", got, tt.min, tt.max)
 			}
 		})
 	}
@@ -189,9 +288,10 @@ func TestAdaptiveRateLimitAware(t *testing.T) {
 		{name: "rpm exhausted", c: Candidate{RPMUsed: 60, RPMLimit: 60}, wantRatio: 1, wantRateLimit: -10000, wantConcurrency: math.NaN()},
 		{name: "cooling after 429", c: Candidate{RateLimited: true}, wantRatio: 0, wantRateLimit: -10000, wantConcurrency: math.NaN()},
 		{name: "idle slots", c: Candidate{MaxConcurrency: 4}, wantRatio: 0, wantRateLimit: 100, wantConcurrency: 100},
-		{name: "half the slots", c: Candidate{MaxConcurrency: 4, InFlight: 2}, wantRatio: 0, wantRateLimit: 65, wantConcurrency: 65},
-		{name: "ratio below concurrency", c: Candidate{MaxConcurrency: 4, InFlight: 2, RPMUsed: 30, RPMLimit: 60}, wantRatio: 0.5, wantRateLimit: 50, wantConcurrency: 65},
-		{name: "last slot", c: Candidate{MaxConcurrency: 4, InFlight: 3, RPMUsed: 6, RPMLimit: 60}, wantRatio: 0.1, wantRateLimit: 47.5, wantConcurrency: 47.5},
+		{name: "half the slots: no penalty yet", c: Candidate{MaxConcurrency: 4, InFlight: 2}, wantRatio: 0, wantRateLimit: 100, wantConcurrency: 100},
+		{name: "three quarters of the slots", c: Candidate{MaxConcurrency: 8, InFlight: 6}, wantRatio: 0, wantRateLimit: 65, wantConcurrency: 65},
+		{name: "ratio below concurrency", c: Candidate{MaxConcurrency: 4, InFlight: 3, RPMUsed: 30, RPMLimit: 60}, wantRatio: 0.5, wantRateLimit: 50, wantConcurrency: 65},
+		{name: "last slot", c: Candidate{MaxConcurrency: 4, InFlight: 3, RPMUsed: 6, RPMLimit: 60}, wantRatio: 0.1, wantRateLimit: 65, wantConcurrency: 65},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,7 +318,9 @@ func TestAdaptiveConcurrencyScore(t *testing.T) {
 		want float64
 	}{
 		{name: "idle", c: Candidate{MaxConcurrency: 10}, want: 100},
-		{name: "one below capacity", c: Candidate{MaxConcurrency: 10, InFlight: 9}, want: 37},
+		{name: "half taken", c: Candidate{MaxConcurrency: 10, InFlight: 5}, want: 100},
+		{name: "just past half", c: Candidate{MaxConcurrency: 10, InFlight: 6}, want: 86},
+		{name: "one below capacity", c: Candidate{MaxConcurrency: 10, InFlight: 9}, want: 44},
 		{name: "bounded queue empty", c: Candidate{MaxConcurrency: 2, InFlight: 2, QueueEnabled: true, QueueMax: 4}, want: 30},
 		{name: "bounded queue a quarter full", c: Candidate{MaxConcurrency: 2, InFlight: 2, QueueEnabled: true, QueueMax: 4, QueueDepth: 1}, want: 22.5},
 		{name: "bounded queue full", c: Candidate{MaxConcurrency: 2, InFlight: 2, QueueEnabled: true, QueueMax: 4, QueueDepth: 4}, want: -10000},

@@ -250,3 +250,81 @@ func TestStrategySlowStart(t *testing.T) {
 		})
 	}
 }
+
+// TestStrategyWeightScale checks that only the ratio of the weights matters:
+// for every strategy, two otherwise equal upstreams weighted 2:1, 20:10 and
+// 100:50, with and without 8 concurrency slots on the heavier one, get the
+// same share of first picks: each case within 3 points of the first (2:1
+// without slots), and that one within 3 points of the strategy's want
+// (p2c-ewma and round-robin ignore weights, failover takes the heavier;
+// least-conn has none: it evens out in-flight per weight, not picks). Each
+// pick holds its upstream for 1–6 further picks (seeded), so about 3.5
+// requests are in flight and the slots are never all taken; the window
+// counts the last 600 picks. 12,000 picks per case; ±3 points is about 5σ of
+// weighted-random's and p2c-ewma's randomness.
+func TestStrategyWeightScale(t *testing.T) {
+	want := map[string]float64{ // the heavier upstream's share, percent
+		StrategyWeightedRandom: 200.0 / 3,
+		StrategySmoothWRR:      200.0 / 3,
+		StrategyRoundRobin:     50,
+		StrategyP2CEWMA:        50,
+		StrategyAdaptive:       200.0 / 3,
+		StrategyFailover:       100,
+	}
+	const tol = 3.0
+	for _, name := range StrategyNames() {
+		t.Run(name, func(t *testing.T) {
+			ref := math.NaN()
+			for _, scale := range []int{1, 10, 50} {
+				for _, slots := range []int{0, 8} {
+					got := heavyShare(t, name, 2*scale, scale, slots)
+					switch w, ok := want[name]; {
+					case math.IsNaN(ref) && ok && math.Abs(got-w) > tol:
+						t.Errorf("2:1: heavy got %.2f%% of first picks, want %.2f%% ± %.0f", got, w, tol)
+					case math.IsNaN(ref):
+						ref = got
+					case math.Abs(got-ref) > tol:
+						t.Errorf("%d:%d, %d slots: heavy got %.2f%% of first picks, %.2f%% at 2:1 without slots", 2*scale, scale, slots, got, ref)
+					}
+				}
+			}
+		})
+	}
+}
+
+// heavyShare runs TestStrategyWeightScale's case and returns the heavier
+// upstream's share of first picks, in percent.
+func heavyShare(t *testing.T, strategy string, wHeavy, wLight, slots int) float64 {
+	t.Helper()
+	const picks, window = 12000, 600
+	b := newStrategyBalancer(t, strategy, 11, stepClock(time.Millisecond))
+	gen := rand.New(rand.NewPCG(5, 5))
+	cands := []Candidate{
+		{Name: "heavy", Weight: wHeavy, Active: true, LatencyEWMA: 500, MaxConcurrency: slots},
+		{Name: "light", Weight: wLight, Active: true, LatencyEWMA: 500},
+	}
+	var ends [2][]int // per upstream, the pick at which each in-flight request ends
+	picked := make([]int, 0, picks)
+	heavy := 0
+	for i := range picks {
+		for u := range cands {
+			ends[u] = slices.DeleteFunc(ends[u], func(e int) bool { return e <= i })
+			cands[u].InFlight = int64(len(ends[u]))
+		}
+		if i >= window {
+			cands[picked[i-window]].WindowRequests--
+		}
+		p := b.Plan(Request{K: 2}, cands)
+		u := slices.IndexFunc(cands, func(c Candidate) bool { return c.Name == p.Order[0] })
+		if slots > 0 && cands[0].InFlight >= int64(slots) {
+			t.Fatalf("pick %d: %d of %d slots taken, the case wants them never all taken", i, cands[0].InFlight, slots)
+		}
+		ends[u] = append(ends[u], i+1+gen.IntN(6))
+		cands[u].WindowRequests++
+		picked = append(picked, u)
+		if u == 0 {
+			heavy++
+		}
+	}
+	return 100 * float64(heavy) / picks
+}

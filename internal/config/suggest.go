@@ -7,7 +7,8 @@ import (
 	"sync"
 )
 
-// Suggestions for unknown keys.
+// Suggestions for unknown keys (and, by the same distance rule, for wrong
+// values of enum-valued fields: suggestValue).
 //
 // The schema is the yaml tags of Config's types, read by the walk the decoder
 // uses (yamlFields), so a key added to a struct is suggested at once and no
@@ -284,6 +285,31 @@ func osaDistance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(y)]
+}
+
+// suggestValue returns the values of allowed to offer for s, a value of an
+// enum-valued field that is none of them: those nearest to it by the key rule
+// (near: case, '_' and '-' ignored, at most 2 edits and less than half the
+// value's length), in allowed's order, at most maxSuggestions. "adaptve" gets
+// adaptive, "least_conn" least-conn, "Postgres" postgres.
+func suggestValue(s string, allowed []string) []string {
+	want := normKey(s)
+	best := -1
+	var out []string
+	for _, a := range allowed {
+		d, ok := near(want, a)
+		switch {
+		case !ok || best >= 0 && d > best:
+			continue
+		case best < 0 || d < best:
+			best, out = d, out[:0]
+		}
+		out = append(out, a)
+	}
+	if len(out) > maxSuggestions {
+		out = out[:maxSuggestions]
+	}
+	return out
 }
 
 // orList joins "a", "a or b", "a, b or c".

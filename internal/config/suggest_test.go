@@ -162,3 +162,78 @@ func TestNoUpstreams(t *testing.T) {
 		}
 	})
 }
+
+// TestEnumValueSuggestions: a wrong value of every enum-valued field lists
+// the valid ones and, when one is close (the key rule: case, '_' and '-'
+// ignored, at most 2 edits, less than half its length), names it.
+func TestEnumValueSuggestions(t *testing.T) {
+	const strategies = "adaptive, failover, least-conn, p2c-ewma, round-robin, smooth-wrr, weighted-random"
+	const providers = "openai, anthropic, azure-openai, openai-compatible, gemini, vertex, bedrock"
+	upstream := func(extra string) string { return minimalUpstream + extra }
+	tests := []struct {
+		name, doc string
+		want      FieldError
+	}{
+		{"strategy typo", "defaults:\n  strategy: adaptve\n" + minimalUpstream,
+			FieldError{"defaults.strategy", `must be one of ` + strategies + `; got "adaptve"; did you mean adaptive?`}},
+		{"route strategy with an underscore", "routes:\n  - model: m\n    strategy: least_conn\n" + minimalUpstream,
+			FieldError{"routes[0].strategy", `must be one of ` + strategies + `; got "least_conn"; did you mean least-conn?`}},
+		{"strategy in capitals", "defaults:\n  strategy: Weighted-Random\n" + minimalUpstream,
+			FieldError{"defaults.strategy", `must be one of ` + strategies + `; got "Weighted-Random"; did you mean weighted-random?`}},
+		{"strategy, nothing close", "defaults:\n  strategy: fastest\n" + minimalUpstream,
+			FieldError{"defaults.strategy", `must be one of ` + strategies + `; got "fastest"`}},
+		{"store driver", "store:\n  driver: postgress\n  dsn: postgres://u@h/db\n" + minimalUpstream,
+			FieldError{"store.driver", `must be one of sqlite, postgres; got "postgress"; did you mean postgres?`}},
+		{"store driver, nothing close", "store:\n  driver: mysql\n" + minimalUpstream,
+			FieldError{"store.driver", `must be one of sqlite, postgres; got "mysql"`}},
+		{"state driver", "state:\n  driver: reddis\n" + minimalUpstream,
+			FieldError{"state.driver", `must be one of memory, redis; got "reddis"; did you mean redis?`}},
+		{"log level", "log:\n  level: eror\n" + minimalUpstream,
+			FieldError{"log.level", `must be one of debug, info, warn, error; got "eror"; did you mean error?`}},
+		{"log level in capitals", "log:\n  level: DEBUG\n" + minimalUpstream,
+			FieldError{"log.level", `must be one of debug, info, warn, error; got "DEBUG"; did you mean debug?`}},
+		{"log format", "log:\n  format: jsn\n" + minimalUpstream,
+			FieldError{"log.format", `must be one of json, text; got "jsn"; did you mean json?`}},
+		{"health probe", "health:\n  probe: model\n" + minimalUpstream,
+			FieldError{"health.probe", `must be one of models, chat; got "model"; did you mean models?`}},
+		{"key spend period", "keys:\n  - name: k\n    key: s\n    spend_limit: {usd: 10, period: monht}\n" + minimalUpstream,
+			FieldError{"keys[0].spend_limit.period", `must be one of day, month; got "monht"; did you mean month?`}},
+		{"upstream spend period", upstream("    spend_limit: {usd: 10, period: days}\n"),
+			FieldError{"upstreams[0].spend_limit.period", `must be one of day, month; got "days"; did you mean day?`}},
+		{"provider", "upstreams:\n  - name: u1\n    provider: antropic\n    base_url: http://127.0.0.1:9000/v1\n    models: [m]\n",
+			FieldError{"upstreams[0].provider", `must be one of ` + providers + `; got "antropic"; did you mean anthropic?`}},
+		{"provider with an underscore", "upstreams:\n  - name: u1\n    provider: openai_compatible\n    base_url: http://127.0.0.1:9000/v1\n    models: [m]\n",
+			FieldError{"upstreams[0].provider", `must be one of ` + providers + `; got "openai_compatible"; did you mean openai-compatible?`}},
+		{"affinity migration mode", upstream("    affinity_migration: {mode: cross-tier}\n"),
+			FieldError{"upstreams[0].affinity_migration.mode", `must be one of never, cross_tier, always; got "cross-tier"; did you mean cross_tier?`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errs := parseErrors(t, tt.doc, nil)
+			if want := (Errors{tt.want}); !reflect.DeepEqual(errs, want) {
+				t.Errorf("errors =\n%q\nwant\n%q", errs, want)
+			}
+		})
+	}
+}
+
+// TestSuggestValue: the nearest values only, in the order allowed lists
+// them, at most three.
+func TestSuggestValue(t *testing.T) {
+	tests := []struct {
+		s       string
+		allowed []string
+		want    []string
+	}{
+		{"ab", []string{"abcd", "xyz"}, nil}, // two edits are half of "abcd"'s length
+		{"abcd", []string{"abce", "abcf", "abdd", "abxy"}, []string{"abce", "abcf", "abdd"}},
+		{"abcde", []string{"abxyz", "abcdf", "abcfe"}, []string{"abcdf", "abcfe"}},
+		{"abcdef", []string{"abcdxy", "abcdex"}, []string{"abcdex"}},
+		{"A_B-cd", []string{"ab-cd", "abce"}, []string{"ab-cd"}},
+	}
+	for _, tt := range tests {
+		if got := suggestValue(tt.s, tt.allowed); !slices.Equal(got, tt.want) {
+			t.Errorf("suggestValue(%q, %q) = %q, want %q", tt.s, tt.allowed, got, tt.want)
+		}
+	}
+}

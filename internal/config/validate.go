@@ -160,12 +160,19 @@ func (v *validator) required(path, s string) bool {
 	return true
 }
 
+// oneOf checks an enum-valued field: s must be one of allowed. A wrong
+// value near an allowed one gets a suggestion, as an unknown key does
+// (suggestValue).
 func (v *validator) oneOf(path, s string, allowed []string) {
 	switch {
 	case s == "":
 		v.add(path, "required; must be one of %s", strings.Join(allowed, ", "))
 	case !slices.Contains(allowed, s):
-		v.add(path, "must be one of %s; got %q", strings.Join(allowed, ", "), s)
+		msg := fmt.Sprintf("must be one of %s; got %q", strings.Join(allowed, ", "), s)
+		if near := suggestValue(s, allowed); len(near) > 0 {
+			msg += "; did you mean " + orList(near) + "?"
+		}
+		v.add(path, "%s", msg)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -172,5 +173,45 @@ func TestOutageAndRecovery(t *testing.T) {
 	}
 	if rp.Summary.Overall.SuccessRate < 0.99 {
 		t.Errorf("success rate %v, want failover to hide the outage", rp.Summary.Overall.SuccessRate)
+	}
+}
+
+// TestAdaptiveRecovery checks the adaptive-recovery example: under adaptive,
+// a 2:1 weight gives about 2:1 although the heavier upstream has a
+// concurrency cap (it never fills), and after its one-minute outage the
+// heavier upstream earns its share back within two minutes instead of
+// sitting out the five-minute error cooldown
+// (docs/routing.md#adaptive-and-seed-001).
+func TestAdaptiveRecovery(t *testing.T) {
+	rp := simulate(t, examples+"adaptive-recovery.config.yaml", examples+"adaptive-recovery.yaml", 3)
+	rec := rp.rec
+	main := slices.Index(rp.names, "openai-main")
+	if main < 0 {
+		t.Fatalf("upstreams %v", rp.names)
+	}
+	share := func(from, to float64) float64 { // minutes, on the 30 s buckets
+		var n, all int32
+		for b := int(from * 2); b < int(to*2); b++ {
+			for u := range rec.nu {
+				all += rec.attempts[b*rec.nu+u]
+			}
+			n += rec.attempts[b*rec.nu+main]
+		}
+		return float64(n) / float64(all)
+	}
+	tests := []struct {
+		name     string
+		from, to float64 // minutes
+		min, max float64
+	}{
+		{"before the outage", 1, 10, 0.62, 0.71},
+		{"the two minutes after it (breaker closed at 11.5)", 11.5, 13.5, 0.45, 0.80},
+		{"the rest of the seed's five-minute cooldown", 13.5, 16, 0.55, 0.73},
+		{"afterwards", 16, 30, 0.62, 0.71},
+	}
+	for _, tt := range tests {
+		if got := share(tt.from, tt.to); got < tt.min || got > tt.max {
+			t.Errorf("%s: openai-main took %.1f%% of the attempts, want %.0f–%.0f%%", tt.name, 100*got, 100*tt.min, 100*tt.max)
+		}
 	}
 }
