@@ -111,12 +111,12 @@ func (d *Local) admit(ctx context.Context, a Admission, enforce bool) (*localLea
 			return nil, &Denial{Reason: "breaker", Err: ErrBreakerOpen}
 		}
 	}
-	resv, ok := d.limiter.Reserve(name, a.Tokens)
+	resv, wait, ok := d.limiter.Reserve(name, a.Tokens)
 	if !ok {
 		if enforce {
 			d.breakers.Record(name, outcome.Of(outcome.Canceled, "not sent: rate limit"))
 		}
-		return nil, &Denial{Reason: "rate", Err: ErrRateLimited}
+		return nil, &Denial{Reason: "rate", Wait: wait, Err: ErrRateLimited}
 	}
 	limit := a.MaxConcurrency
 	if !enforce {

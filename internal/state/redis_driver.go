@@ -98,7 +98,7 @@ func (d *RedisDriver) Upstream(upstream string, tokens int64) UpstreamView {
 // Counts take the larger of this instance's and all instances' totals.
 // A shared cooldown extends the local one; a shared cooldown or a full
 // shared window limits an upstream the local state does not, and then
-// gives the reason.
+// gives the reason and when it frees.
 func mergeShared(v *UpstreamView, sv View, now time.Time) {
 	b := health.View{State: breakerState(sv.Breaker), Open: !sv.Admits(now), Reason: sv.BreakerReason,
 		SlowStart: v.Breaker.SlowStart, ProbeInFlight: sv.ProbeHeld}
@@ -124,10 +124,10 @@ func mergeShared(v *UpstreamView, sv View, now time.Time) {
 	case limited:
 	case lv.RPMLimit > 0 && lv.RPMUsed >= lv.RPMLimit:
 		lv.Exhausted, lv.LimitType = true, limits.LimitRequests
-		lv.Reason = fmt.Sprintf("rpm %d/%d (shared)", lv.RPMUsed, lv.RPMLimit)
+		lv.Reason, lv.Until = fmt.Sprintf("rpm %d/%d (shared)", lv.RPMUsed, lv.RPMLimit), sv.RPMFreeAt
 	case lv.TPMLimit > 0 && lv.TPMUsed > 0 && lv.TPMUsed >= lv.TPMLimit:
 		lv.Exhausted, lv.LimitType = true, limits.LimitTokens
-		lv.Reason = fmt.Sprintf("tpm %d/%d (shared)", lv.TPMUsed, lv.TPMLimit)
+		lv.Reason, lv.Until = fmt.Sprintf("tpm %d/%d (shared)", lv.TPMUsed, lv.TPMLimit), sv.TPMFreeAt
 	}
 }
 
