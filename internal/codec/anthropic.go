@@ -92,14 +92,3 @@ func AnthropicErrorType(status int) string {
 	}
 	return "api_error"
 }
-
-// AnthropicCountTokens is Anthropic's POST /v1/messages/count_tokens: the
-// Messages protocol's request, answered with {"input_tokens": n}. It passes
-// through to Anthropic-family upstreams only (it embeds the Codec, not the
-// Translator) and costs no tokens.
-var AnthropicCountTokens Codec = countTokens{Anthropic}
-
-type countTokens struct{ Codec }
-
-func (countTokens) Op(bool) string               { return "messages/count_tokens" }
-func (countTokens) Usage([]byte) (in, out int64) { return 0, 0 }

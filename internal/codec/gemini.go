@@ -31,6 +31,30 @@ func (gemini) Op(stream bool) string {
 	return "generateContent"
 }
 
+// geminiMethods are the methods of /v1beta/models/{model}:{method} the
+// gateway serves, in the order a model lists them (supportedGenerationMethods).
+var geminiMethods = [...]struct {
+	name   string
+	codec  Codec
+	stream bool
+}{
+	{"generateContent", Gemini, false},
+	{"streamGenerateContent", Gemini, true},
+	{"countTokens", GeminiCountTokens, false},
+}
+
+// GeminiMethod returns the codec of Gemini's method name and whether it
+// streams; ok is false for a method the gateway does not serve
+// (embedContent, …).
+func GeminiMethod(name string) (c Codec, stream, ok bool) {
+	for _, m := range geminiMethods {
+		if m.name == name {
+			return m.codec, m.stream, true
+		}
+	}
+	return nil, false, false
+}
+
 // Encode passes the body through: the model goes in the URL, not the body.
 func (gemini) Encode(body []byte, _ string, f Family) ([]byte, error) {
 	if f != FamilyGemini {

@@ -37,8 +37,11 @@ func modelObject(f Family, n string) any {
 	case FamilyAnthropic:
 		return map[string]any{"type": "model", "id": n, "display_name": n, "created_at": "1970-01-01T00:00:00Z"}
 	case FamilyGemini:
-		return map[string]any{"name": "models/" + n, "displayName": n,
-			"supportedGenerationMethods": []string{"generateContent", "streamGenerateContent", "countTokens"}}
+		methods := make([]string, len(geminiMethods))
+		for i, m := range geminiMethods {
+			methods[i] = m.name
+		}
+		return map[string]any{"name": "models/" + n, "displayName": n, "supportedGenerationMethods": methods}
 	}
 	return map[string]any{"id": n, "object": "model", "created": 0, "owned_by": "switchyard"}
 }

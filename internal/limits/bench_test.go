@@ -28,7 +28,7 @@ func BenchmarkLimiterViewReserveCommit(b *testing.B) {
 				if v := l.View(name, 1000); v.Limited() {
 					b.Fatalf("limited: %+v", v)
 				}
-				r, ok := l.Reserve(name, 1000)
+				r, _, ok := l.Reserve(name, 1000)
 				if !ok {
 					b.Fatal("refused")
 				}

@@ -190,6 +190,7 @@ func (l *Limiter) View(name string, tokens int64) LimitView {
 		return v
 	}
 	v.Exhausted = b.kind != blockNone
+	v.Until = u.liftLocked(now, b)
 	if cooling {
 		v.CoolingUntil = u.coolUntil
 		v.LimitType = u.coolType
@@ -197,14 +198,23 @@ func (l *Limiter) View(name string, tokens int64) LimitView {
 		if u.coolType != "" {
 			v.Reason += " (" + u.coolType + ")"
 		}
-		v.Until = u.coolUntil
-		if v.Exhausted && (b.until.IsZero() || b.until.After(v.Until)) {
-			v.Until = b.until
-		}
 		return v
 	}
-	v.LimitType, v.Reason, v.Until = b.kind.limitType(), b.reason(), b.until
+	v.LimitType, v.Reason = b.kind.limitType(), b.reason()
 	return v
+}
+
+// liftLocked is when a request refused at now for block b (blockNone: for
+// the cooldown alone) may be taken again: the later of the cooldown's end
+// and the moment b lifts; zero when b lifts at an unknown time or never.
+func (u *upstreamRate) liftLocked(now time.Time, b block) time.Time {
+	if !now.Before(u.coolUntil) {
+		return b.until
+	}
+	if b.kind != blockNone && (b.until.IsZero() || b.until.After(u.coolUntil)) {
+		return b.until
+	}
+	return u.coolUntil
 }
 
 func (k blockKind) limitType() string {
@@ -287,29 +297,31 @@ type Reservation struct {
 }
 
 // Reserve atomically counts one request and tokens estimated tokens against
-// upstream name if they fit: it refuses (nil, false) while the upstream is
-// cooling down after a 429 or when the request would exceed a known or
-// learned limit — the same test as View(name, tokens).Limited(). The caller
-// must end a granted Reservation with Commit or Cancel.
-func (l *Limiter) Reserve(name string, tokens int64) (*Reservation, bool) {
+// upstream name if they fit: it refuses (nil, wait, false) while the
+// upstream is cooling down after a 429 or when the request would exceed a
+// known or learned limit — the same test as View(name, tokens).Limited() —
+// with wait the time until it is expected to take the request again (View's
+// Until less now; 0 when unknown or never). The caller must end a granted
+// Reservation with Commit or Cancel.
+func (l *Limiter) Reserve(name string, tokens int64) (r *Reservation, wait time.Duration, ok bool) {
 	u := l.get(name)
 	now := l.clk.Now()
 	tokens = max(tokens, 0)
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if now.Before(u.coolUntil) {
-		return nil, false
-	}
 	e := u.reqs.advance(now)
 	u.toks.advance(now) // same width and history as reqs, so the same epoch
-	if u.checkLocked(now, tokens, false).kind != blockNone {
-		return nil, false
+	if b := u.checkLocked(now, tokens, false); b.kind != blockNone || now.Before(u.coolUntil) {
+		if b.kind != blockNone {
+			b = u.checkLocked(now, tokens, true) // refused: when it lifts is worth the scan
+		}
+		return nil, max(u.liftLocked(now, b).Sub(now), 0), false
 	}
 	u.reqs.add(e, 1)
 	u.toks.add(e, tokens)
 	u.req.since++
 	u.tok.since += tokens
-	return &Reservation{u: u, epoch: e, tokens: tokens, reqGen: u.req.gen, tokGen: u.tok.gen}, true
+	return &Reservation{u: u, epoch: e, tokens: tokens, reqGen: u.req.gen, tokGen: u.tok.gen}, 0, true
 }
 
 // end marks r ended and returns its upstream with u.mu held, which the

@@ -31,7 +31,7 @@ func hdr(kv ...string) http.Header {
 
 func mustReserve(t *testing.T, l *Limiter, name string, tokens int64) *Reservation {
 	t.Helper()
-	r, ok := l.Reserve(name, tokens)
+	r, _, ok := l.Reserve(name, tokens)
 	if !ok || r == nil {
 		t.Fatalf("Reserve(%q, %d) refused: %+v", name, tokens, l.View(name, tokens))
 	}
@@ -40,7 +40,7 @@ func mustReserve(t *testing.T, l *Limiter, name string, tokens int64) *Reservati
 
 func refuse(t *testing.T, l *Limiter, name string, tokens int64) {
 	t.Helper()
-	if r, ok := l.Reserve(name, tokens); ok || r != nil {
+	if r, _, ok := l.Reserve(name, tokens); ok || r != nil {
 		t.Fatalf("Reserve(%q, %d) granted, want refused; view %+v", name, tokens, l.View(name, tokens))
 	}
 }
@@ -102,9 +102,12 @@ func TestLimiterReserveFits(t *testing.T) {
 			if v.Exhausted == tc.wantOK || v.Reason != tc.wantReason || !v.Until.Equal(tc.wantUntil) {
 				t.Errorf("View = %+v, want exhausted %v, reason %q, until %v", v, !tc.wantOK, tc.wantReason, tc.wantUntil)
 			}
-			r, ok := l.Reserve("u", tc.tokens)
+			r, wait, ok := l.Reserve("u", tc.tokens)
 			if ok != tc.wantOK || (r != nil) != ok {
 				t.Fatalf("Reserve = %v, %v, want ok %v", r, ok, tc.wantOK)
+			}
+			if want := max(tc.wantUntil.Sub(t0), 0); wait != want {
+				t.Errorf("Reserve's wait = %v, want %v (until %v)", wait, want, tc.wantUntil)
 			}
 			used := int64(len(tc.prior))
 			if ok {
@@ -435,6 +438,47 @@ func TestCooldownBlocksThenFrees(t *testing.T) {
 		t.Fatalf("View after the cooldown = %+v, want free", v)
 	}
 	mustReserve(t, l, "u", 0)
+}
+
+// TestReserveRefusalWait: a refused reservation says how long until the
+// upstream takes the request again: when enough of the window frees, when
+// the cooldown ends, the later of the two when both hold.
+func TestReserveRefusalWait(t *testing.T) {
+	tests := []struct {
+		name     string
+		rpm      int
+		prior    int           // requests reserved at t0
+		elapsed  time.Duration // then the clock moves by this much
+		cooldown string        // a 429's Retry-After at t0+elapsed, "" for none
+		want     time.Duration
+	}{
+		// t0 is 10.4 s into a minute: its bucket leaves the window at 70 s.
+		{name: "window full at once", rpm: 2, prior: 2, want: 59600 * time.Millisecond},
+		{name: "window full after 20.5 s", rpm: 2, prior: 2, elapsed: 20500 * time.Millisecond, want: 39100 * time.Millisecond},
+		{name: "cooldown only", cooldown: "10", want: 10 * time.Second},
+		{name: "cooldown ends before the window frees", rpm: 1, prior: 1, cooldown: "10", want: 59600 * time.Millisecond},
+		{name: "cooldown ends after the window frees", rpm: 1, prior: 1, elapsed: 55 * time.Second, cooldown: "10", want: 10 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, fc := newTestLimiter()
+			l.Configure("u", tc.rpm, 0)
+			for range tc.prior {
+				mustReserve(t, l, "u", 0).Commit(0)
+			}
+			fc.Advance(tc.elapsed)
+			if tc.cooldown != "" {
+				l.RateLimited("u", hdr("Retry-After", tc.cooldown), nil, 0)
+			}
+			r, wait, ok := l.Reserve("u", 0)
+			if ok || r != nil || wait != tc.want {
+				t.Fatalf("Reserve = %v, %v, %v; want refused, %v", r, wait, ok, tc.want)
+			}
+			if until := l.View("u", 0).Until; until.Sub(fc.Now()) != tc.want {
+				t.Errorf("View's Until is %v from now, Reserve's wait %v: they should agree", until.Sub(fc.Now()), wait)
+			}
+		})
+	}
 }
 
 func TestCooldownNeverShortens(t *testing.T) {

@@ -193,7 +193,7 @@ func (e *vertexEndpoint) authorize(h http.Header, bearer []string) {
 }
 
 // NewRequest posts body to the model's method: op is the Gemini codec's
-// (generateContent, streamGenerateContent?alt=sse) or Anthropic's
+// (generateContent, streamGenerateContent?alt=sse, countTokens) or Anthropic's
 // ("messages", mapped to rawPredict or, for a body with "stream": true,
 // streamRawPredict; "messages/count_tokens" to count-tokens:rawPredict).
 // It fails with ErrAuth when no access token can be had.
@@ -217,7 +217,7 @@ func (e *vertexEndpoint) NewRequest(ctx context.Context, op, model string, body 
 // target is the URL and body of operation op for model.
 func (e *vertexEndpoint) target(op, model string, body []byte) (string, []byte, error) {
 	switch op {
-	case codec.Gemini.Op(false), codec.Gemini.Op(true):
+	case codec.Gemini.Op(false), codec.Gemini.Op(true), codec.GeminiCountTokens.Op(false):
 		return e.models + "google/models/" + url.PathEscape(model) + ":" + op, body, nil
 	case codec.Anthropic.Op(false):
 		method := ":rawPredict"

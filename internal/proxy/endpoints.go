@@ -29,7 +29,8 @@ type call struct {
 }
 
 // geminiCall parses Gemini's /v1beta/models/{model}:{method} (also under
-// /v1): generateContent or streamGenerateContent.
+// /v1) for a method the gateway serves: generateContent,
+// streamGenerateContent or countTokens (codec.GeminiMethod).
 func geminiCall(path string) (call, bool) {
 	rest, ok := strings.CutPrefix(path, "/v1beta/models/")
 	if !ok {
@@ -41,13 +42,11 @@ func geminiCall(path string) (call, bool) {
 	if !ok || model == "" {
 		return call{}, false
 	}
-	switch method {
-	case "generateContent":
-		return call{codec: codec.Gemini, model: model}, true
-	case "streamGenerateContent":
-		return call{codec: codec.Gemini, model: model, stream: true}, true
+	c, stream, ok := codec.GeminiMethod(method)
+	if !ok {
+		return call{}, false
 	}
-	return call{}, false
+	return call{codec: c, model: model, stream: stream}, true
 }
 
 // clientCodec guesses the caller's protocol for endpoints shared by every

@@ -38,8 +38,9 @@ type request struct {
 	model  string
 	stream bool
 	began  time.Time
-	est    int64 // estimated tokens: prompt bytes/4 + max_tokens
-	traced bool  // the request is traced: attempts carry spans
+	id     string // the request's id (X-Request-Id, the request log's ID)
+	est    int64  // estimated tokens: prompt bytes/4 + max_tokens
+	traced bool   // the request is traced: attempts carry spans
 	// tr decodes the request into the canonical form once, for the
 	// attempts on upstreams of other families (its sync.Once guards it).
 	tr translation
@@ -69,7 +70,8 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, cl call, pat
 	c := cl.codec
 	x := &exchange{request: request{s: s, r: r, codec: c, began: s.opts.Clock.Now(), model: cl.model, stream: cl.stream},
 		w: w, cat: s.catalog.Load()}
-	x.log = store.RequestLog{ID: requestID(r), Time: x.began}
+	x.id = requestID(r)
+	x.log = store.RequestLog{ID: x.id, Time: x.began}
 	x.log.Tried = x.tried[:0]
 	if s.opts.Tracer != nil {
 		x.trace = startTrace(&x.request, spanRoute(path, cl), &x.log)

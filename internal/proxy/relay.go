@@ -23,7 +23,7 @@ func (a *attempt) relay() eventRelay {
 		return passRelay{q.codec}
 	}
 	req, _ := q.tr.canonical(q.body, q.model, q.stream)
-	return &translateRelay{dec: a.dec, enc: q.tr.client.NewStreamEncoder(req), pending: a.pending, primed: true, model: q.model}
+	return &translateRelay{q: q, dec: a.dec, enc: q.tr.client.NewStreamEncoder(req), pending: a.pending, primed: true}
 }
 
 // passRelay passes events through as they are.
@@ -46,11 +46,11 @@ func (passRelay) end(*codec.StreamState) []byte { return nil }
 // translateRelay decodes the upstream's events into canonical chunks and
 // encodes them in the client's protocol.
 type translateRelay struct {
+	q       *request // the client's request, for an answer that names no id or model
 	dec     codec.StreamDecoder
 	enc     codec.StreamEncoder
 	pending []codec.Chunk // the first event's chunks, decoded before commit
 	primed  bool          // pending holds the next event's chunks
-	model   string        // the client's model, for an answer that names none
 	chunks  []codec.Chunk
 	out     []byte
 }
@@ -65,8 +65,8 @@ func (t *translateRelay) relay(ev *codec.Event, s *codec.StreamState) ([]byte, e
 	t.out = t.out[:0]
 	for i := range t.chunks {
 		c := &t.chunks[i]
-		if c.Type == codec.ChunkStart && c.Model == "" {
-			c.Model = t.model
+		if c.Type == codec.ChunkStart {
+			t.q.identify(&c.ID, &c.Model)
 		}
 		noteUsage(s, c)
 		t.out = t.enc.Encode(c, t.out)

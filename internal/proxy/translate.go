@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"switchyard/internal/balancer"
@@ -130,12 +131,37 @@ func (a *attempt) translateWhole() outcome.Outcome {
 		return outcome.Outcome{Class: outcome.ServerError, Kind: metrics.ErrorMalformed,
 			Detail: "malformed upstream response (" + a.wire.Name() + "): " + err.Error()}
 	}
-	if resp.Model == "" { // Bedrock's Converse names none
-		resp.Model = a.req.model
-	}
+	a.req.identify(&resp.ID, &resp.Model)
 	a.body = a.req.tr.client.EncodeResponse(resp)
 	a.usage = &resp.Usage
 	return outcome.Outcome{Class: outcome.Success}
+}
+
+// identify fills in the id and model of a translated answer that names
+// none (Bedrock's Converse names neither): the client's model, and an id
+// made from the request's (docs/protocols.md#answer-ids), which the client's
+// encoder prefixes as its protocol does (msg_, chatcmpl-, resp_).
+func (q *request) identify(id, model *string) {
+	if *model == "" {
+		*model = q.model
+	}
+	if *id == "" {
+		*id = answerID(q.id)
+	}
+}
+
+// answerID is the stem of the answer ids of request id reqID: the id
+// without the gateway's "req_" prefix, any byte but a letter, digit, '-'
+// or '_' (a client's X-Request-Id may have them) made '_'. Request ids are
+// unique per request, so are the answers'.
+func answerID(reqID string) string {
+	b := []byte(strings.TrimPrefix(reqID, "req_"))
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }
 
 // translateError turns a translated attempt's client-error answer into the

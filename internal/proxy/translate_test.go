@@ -371,3 +371,21 @@ func TestStreamThrottlingFirstEventBacksOff(t *testing.T) {
 		f.clock.Advance(want)
 	}
 }
+
+// TestAnswerID: the id stem of an answer that names none is the request's
+// id without "req_", each byte outside [A-Za-z0-9_-] made '_'.
+func TestAnswerID(t *testing.T) {
+	tests := []struct{ reqID, want string }{
+		{"req_6ea721e9e3d16f4b382b516521308858", "6ea721e9e3d16f4b382b516521308858"},
+		{"trace-42_a", "trace-42_a"},
+		{"a/b:c.d", "a_b_c_d"},
+		{"req_x=y", "x_y"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.reqID, func(t *testing.T) {
+			if got := answerID(tc.reqID); got != tc.want {
+				t.Errorf("answerID(%q) = %q, want %q", tc.reqID, got, tc.want)
+			}
+		})
+	}
+}

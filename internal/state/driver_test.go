@@ -174,3 +174,69 @@ func TestDenialReasons(t *testing.T) {
 		})
 	}
 }
+
+// A window another instance filled limits the upstream here until it
+// frees: the shared view says when (the oldest request, or the oldest second
+// of tokens, leaving the window), so that a 503 can say when to retry.
+func TestRedisDriverSharedWindowUntil(t *testing.T) {
+	tests := []struct {
+		name       string
+		adm        Admission
+		n          int // admissions on the other instance
+		wantReason string
+	}{
+		{name: "rpm", adm: Admission{Upstream: "u", RPM: 2}, n: 2, wantReason: "rpm 2/2 (shared)"},
+		{name: "tpm", adm: Admission{Upstream: "u", TPM: 100, Tokens: 50}, n: 2, wantReason: "tpm 100/100 (shared)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clock.NewFake(t0.Add(400 * time.Millisecond))
+			a := newTestDriver(t, clk)
+			b := newTestDriver(t, clk, sharing(a.r))
+			a.local.Configure("u", tc.adm.RPM, tc.adm.TPM)
+			b.local.Configure("u", tc.adm.RPM, tc.adm.TPM)
+			for i := range tc.n {
+				l, err := a.Admit(context.Background(), tc.adm)
+				if err != nil {
+					t.Fatalf("admission %d: %v", i, err)
+				}
+				l.Done(outcome.Outcome{Class: outcome.Success, InputTokens: tc.adm.Tokens}, Ending{})
+			}
+			clk.Advance(20 * time.Second)
+			b.r.SetWatch(Watch{Upstreams: []string{"u"}})
+			b.r.Sync(nil)
+			lv := b.Upstream("u", tc.adm.Tokens).Limits
+			// rpm: the oldest request (t0+0.4s) leaves at t0+60.4s; tpm: its
+			// second (t0) leaves at t0+60s.
+			want := t0.Add(60400 * time.Millisecond)
+			if tc.name == "tpm" {
+				want = t0.Add(60 * time.Second)
+			}
+			if !lv.Exhausted || lv.Reason != tc.wantReason || !lv.Until.Equal(want) {
+				t.Errorf("limits %+v; want exhausted, %q, until %v", lv, tc.wantReason, want)
+			}
+		})
+	}
+}
+
+// Local's refusal for a full window says when it frees, as the limiter
+// does (limits.Limiter.Reserve), so that the 503 can say when to retry.
+func TestLocalRateDenialWait(t *testing.T) {
+	clk := clock.NewFake(t0.Add(400 * time.Millisecond))
+	d := NewLocal(LocalOptions{Clock: clk, Breakers: health.NewBreakers(testCircuit, clk)})
+	d.Configure("u", 2, 0)
+	adm := Admission{Upstream: "u", RPM: 2}
+	for i := range 2 {
+		l, err := d.Admit(context.Background(), adm)
+		if err != nil {
+			t.Fatalf("admission %d: %v", i, err)
+		}
+		l.Done(outcome.Outcome{Class: outcome.Success}, Ending{})
+	}
+	clk.Advance(20 * time.Second)
+	_, err := d.Admit(context.Background(), adm)
+	var den *Denial
+	if !errors.As(err, &den) || !errors.Is(err, ErrRateLimited) || den.Wait != 39600*time.Millisecond {
+		t.Fatalf("third admission: %v (%+v); want rate limited with a 39.6s wait (t0+0.4s counts in the second that leaves at t0+60s)", err, den)
+	}
+}

@@ -111,10 +111,10 @@ func (d *Local) admit(ctx context.Context, a Admission) (*localLease, error) {
 	if !ok {
 		return nil, &Denial{Reason: "breaker", Err: ErrBreakerOpen}
 	}
-	resv, ok := d.limiter.Reserve(name, a.Tokens)
+	resv, wait, ok := d.limiter.Reserve(name, a.Tokens)
 	if !ok {
 		d.breakers.Record(name, permit, outcome.Of(outcome.Canceled, "not sent: rate limit"))
-		return nil, &Denial{Reason: "rate", Err: ErrRateLimited}
+		return nil, &Denial{Reason: "rate", Wait: wait, Err: ErrRateLimited}
 	}
 	var release func()
 	var err error

@@ -40,9 +40,9 @@ func (d *RedisDriver) Admit(ctx context.Context, a Admission) (Lease, error) {
 		d.r.fallback(OpAdmit)
 		return d.admitLocal(ctx, a, d.r.newTicket(a))
 	}
-	resv, ok := d.local.limiter.Reserve(a.Upstream, a.Tokens)
+	resv, wait, ok := d.local.limiter.Reserve(a.Upstream, a.Tokens)
 	if !ok {
-		return nil, &Denial{Reason: "rate", Err: ErrRateLimited}
+		return nil, &Denial{Reason: "rate", Wait: wait, Err: ErrRateLimited}
 	}
 	start := d.local.clk.Now()
 	t, den := d.r.Admit(ctx, a)
@@ -130,7 +130,7 @@ func (d *RedisDriver) Upstream(upstream string, tokens int64) UpstreamView {
 // Counts take the larger of this instance's and all instances' totals.
 // A shared cooldown extends the local one; a shared cooldown or a full
 // shared window limits an upstream the local state does not, and then
-// gives the reason.
+// gives the reason and when it frees.
 func mergeShared(v *UpstreamView, sv View, now time.Time) {
 	b := health.View{State: breakerState(sv.Breaker), Open: !sv.Admits(now), Reason: sv.BreakerReason,
 		SlowStart: v.Breaker.SlowStart, ProbeInFlight: sv.ProbeHeld}
@@ -156,10 +156,10 @@ func mergeShared(v *UpstreamView, sv View, now time.Time) {
 	case limited:
 	case lv.RPMLimit > 0 && lv.RPMUsed >= lv.RPMLimit:
 		lv.Exhausted, lv.LimitType = true, limits.LimitRequests
-		lv.Reason = fmt.Sprintf("rpm %d/%d (shared)", lv.RPMUsed, lv.RPMLimit)
+		lv.Reason, lv.Until = fmt.Sprintf("rpm %d/%d (shared)", lv.RPMUsed, lv.RPMLimit), sv.RPMFreeAt
 	case lv.TPMLimit > 0 && lv.TPMUsed > 0 && lv.TPMUsed >= lv.TPMLimit:
 		lv.Exhausted, lv.LimitType = true, limits.LimitTokens
-		lv.Reason = fmt.Sprintf("tpm %d/%d (shared)", lv.TPMUsed, lv.TPMLimit)
+		lv.Reason, lv.Until = fmt.Sprintf("tpm %d/%d (shared)", lv.TPMUsed, lv.TPMLimit), sv.TPMFreeAt
 	}
 }
 

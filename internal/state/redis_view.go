@@ -38,6 +38,10 @@ type View struct {
 	// RPMUsed and TPMUsed are the requests and tokens in the sliding minute
 	// across all instances (counted only for upstreams with that limit).
 	RPMUsed, TPMUsed int64
+	// RPMFreeAt and TPMFreeAt are when the oldest request, and the oldest
+	// second of tokens, counted in the window leave it (as admit.lua says
+	// when it refuses); zero for an empty window.
+	RPMFreeAt, TPMFreeAt time.Time
 	// InFlight is the live leases across all instances; QueueDepth the
 	// requests queued for one.
 	InFlight, QueueDepth int64
@@ -100,6 +104,7 @@ type upstreamReads struct {
 	brk           *redis.SliceCmd
 	cd            *redis.DurationCmd
 	rpm, inflight *redis.IntCmd
+	oldest        *redis.ZSliceCmd // the oldest request in the rpm window
 	queue         *redis.IntCmd
 	tpm, stats    *redis.MapStringStringCmd
 	win           *redis.MapStringStringCmd
@@ -126,6 +131,7 @@ func (r *Redis) Sync(onSpend func(scope, name string, dayUSD, monthUSD float64))
 			brk:      pipe.HMGet(ctx, r.key(u, "brk"), "st", "until", "pnext", "pheld", "reason"),
 			cd:       pipe.PTTL(ctx, r.key(u, "cd")),
 			rpm:      pipe.ZCount(ctx, r.key(u, "rpm"), "("+since, "+inf"),
+			oldest:   pipe.ZRangeByScoreWithScores(ctx, r.key(u, "rpm"), &redis.ZRangeBy{Min: "(" + since, Max: "+inf", Count: 1}),
 			tpm:      pipe.HGetAll(ctx, r.key(u, "tpm")),
 			inflight: pipe.ZCount(ctx, r.key(u, "lease"), later, "+inf"),
 			queue:    pipe.ZCard(ctx, r.key(u, "queue")),
@@ -200,10 +206,20 @@ func (rd *upstreamReads) view(now time.Time, sec int64) View {
 		v.CooldownUntil = now.Add(d)
 	}
 	v.RPMUsed, v.InFlight, v.QueueDepth = rd.rpm.Val(), rd.inflight.Val(), rd.queue.Val()
+	if z := rd.oldest.Val(); len(z) > 0 {
+		v.RPMFreeAt = time.UnixMilli(int64(z[0].Score) + 60000)
+	}
+	first := int64(0)
 	for f, n := range rd.tpm.Val() {
-		if parseInt(f) > sec-60 {
+		if s := parseInt(f); s > sec-60 {
 			v.TPMUsed += parseInt(n)
+			if first == 0 || s < first {
+				first = s
+			}
 		}
+	}
+	if first != 0 {
+		v.TPMFreeAt = time.Unix(first+60, 0)
 	}
 	for f, n := range rd.win.Val() {
 		if parseInt(f) > sec-60 {
