@@ -29,7 +29,8 @@ func newMockCmd() *cobra.Command {
 		Long: `Serve a mock LLM upstream that speaks every provider's wire format on one port:
 OpenAI (chat/completions, completions, embeddings, responses, models), Anthropic
 (messages), Gemini (generateContent), Vertex AI (Gemini and Claude models, with an
-OAuth2 token endpoint) and Bedrock (Converse, SigV4-verified).
+OAuth2 token endpoint) and Bedrock (Converse, SigV4-verified). It answers only the
+real services' paths (404 elsewhere) and prints the base_url each provider needs.
 
 Its behaviour can be changed while it runs:
   curl -X PATCH BASE/_mock/behavior -d '{"error_rate":0.2,"ttft":"500ms"}'
