@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"switchyard/internal/mock"
+	"switchyard/internal/provider"
 )
 
 // newMockCmd builds `switchyard mock`: one mock LLM upstream on the network,
@@ -27,7 +29,8 @@ func newMockCmd() *cobra.Command {
 		Long: `Serve a mock LLM upstream that speaks every provider's wire format on one port:
 OpenAI (chat/completions, completions, embeddings, responses, models), Anthropic
 (messages), Gemini (generateContent), Vertex AI (Gemini and Claude models, with an
-OAuth2 token endpoint) and Bedrock (Converse, SigV4-verified).
+OAuth2 token endpoint) and Bedrock (Converse, SigV4-verified). It answers only the
+real services' paths (404 elsewhere) and prints the base_url each provider needs.
 
 Its behaviour can be changed while it runs:
   curl -X PATCH BASE/_mock/behavior -d '{"error_rate":0.2,"ttft":"500ms"}'
@@ -74,14 +77,7 @@ func runMock(ctx context.Context, cmd *cobra.Command, listen, saPath string, opt
 		return err
 	}
 	srv := mock.New(opts)
-	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "mock upstream %q listening on %s\n", srv.Name(), base)
-	fmt.Fprintf(out, "  OpenAI base_url:    %s/v1\n", base)
-	fmt.Fprintf(out, "  Anthropic base_url: %s\n", base)
-	fmt.Fprintf(out, "  Gemini base_url:    %s/v1beta\n", base)
-	fmt.Fprintf(out, "  Vertex base_url:    %s/v1   (vertex.credentials_file: %s)\n", base, saPath)
-	fmt.Fprintf(out, "  Bedrock base_url:   %s\n", base)
-	fmt.Fprintf(out, "  behavior:           %s/_mock/behavior   stats: %s/_mock/stats\n", base, base)
+	printMockBanner(cmd.OutOrStdout(), srv.Name(), base, saPath)
 
 	start := time.Now()
 	if err := srv.Serve(ctx, ln); err != nil {
@@ -91,6 +87,21 @@ func runMock(ctx context.Context, cmd *cobra.Command, listen, saPath string, opt
 	fmt.Fprintf(cmd.ErrOrStderr(), "mock upstream %q stopped after %s: %d requests, by status %v\n",
 		srv.Name(), time.Since(start).Round(time.Second), st.Requests, st.ByStatus)
 	return nil
+}
+
+// printMockBanner prints where the mock listens and the base_url an
+// upstream of each provider needs to reach it: the mock answers only the
+// real services' paths, so a base_url that works here works in production
+// with the provider's host.
+func printMockBanner(w io.Writer, name, base, saPath string) {
+	reg := provider.Builtin()
+	fmt.Fprintf(w, "mock upstream %q listening on %s\n", name, base)
+	fmt.Fprintln(w, "  base_url per provider:")
+	for _, p := range reg.Names() {
+		fmt.Fprintf(w, "    %-18s %s\n", p+":", reg.BaseURLAt(p, base))
+	}
+	fmt.Fprintf(w, "  vertex.credentials_file: %s\n", saPath)
+	fmt.Fprintf(w, "  behavior: %s/_mock/behavior   stats: %s/_mock/stats\n", base, base)
 }
 
 // mockServiceAccount sets the mock's Vertex service account: the one in the

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -111,14 +112,22 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, a
 		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
 	addr := ln.Addr().String()
-	logger.Info("switchyard serving", "addr", addr, "upstreams", len(cfg.Upstreams), "version", version)
+	logServing(logger, addr, cfg)
 	if d != nil {
-		printDemo(out, addr, cfg.Admin.Token, d.TokenFile)
+		printDemo(out, addr, cfg.Admin.Token, d.TokenFile, cfg.Upstreams)
 	}
 	serveErr := g.Serve(ctx, ln, grace)
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return errors.Join(serveErr, g.Close(closeCtx))
+}
+
+// logServing logs the start line: the address, the store and state drivers
+// in use (store=sqlite state=memory), the number of upstreams and the
+// version. Tests and scripts wait for its message, "switchyard serving".
+func logServing(logger *slog.Logger, addr string, cfg *config.Config) {
+	logger.Info("switchyard serving", "addr", addr, "store", cfg.Store.Driver, "state", cfg.State.Driver,
+		"upstreams", len(cfg.Upstreams), "version", version)
 }
 
 // startDemo starts the demo on listen (default 127.0.0.1:8080), with
@@ -140,8 +149,9 @@ func startDemo(ctx context.Context, listen, adminToken string) (*gateway.Demo, e
 }
 
 // printDemo prints the demo's banner: where it serves, its key, models,
-// admin token (and the file keeping it, when one does) and curl lines.
-func printDemo(out io.Writer, addr, adminToken, tokenFile string) {
+// the upstreams behind each model (ups), the admin token (and the file
+// keeping it, when one does) and curl lines.
+func printDemo(out io.Writer, addr, adminToken, tokenFile string, ups []config.Upstream) {
 	kept := ""
 	if tokenFile != "" {
 		kept = "\n              the same at every start: kept in " + tokenFile
@@ -153,7 +163,8 @@ Switchyard demo is serving on http://%[1]s
               %[6]s (Anthropic, Bedrock, Vertex and OpenAI-compatible upstreams: any SDK, translated),
               %[7]s (Gemini, Vertex and OpenAI upstreams; Gemini clients: /v1beta),
               %[8]s (/v1/embeddings, on %[3]s's upstreams)
-  dashboard:  http://%[1]s/admin/  (admin token: %[5]s)%[9]s
+  upstreams:  name (provider) by model; tier 1 serves when tier 0 cannot
+%[10]s  dashboard:  http://%[1]s/admin/  (admin token: %[5]s)%[9]s
   metrics:    http://%[1]s/metrics
 
 Try it:
@@ -169,7 +180,51 @@ Try it:
 
 Press Ctrl-C to stop.
 `, addr, gateway.DemoKey, gateway.DemoOpenAIModel, gateway.DemoAnthropicModel, adminToken, gateway.DemoMixedModel, gateway.DemoGeminiModel,
-		gateway.DemoEmbeddingModel, kept)
+		gateway.DemoEmbeddingModel, kept, upstreamsByModel(ups))
+}
+
+// upstreamsByModel lists, one model a line in the order the models first
+// appear in ups, the upstreams that serve it: name (provider), with its
+// tier when not 0. Long lines wrap under the first upstream.
+func upstreamsByModel(ups []config.Upstream) string {
+	const width = 120
+	var models []string
+	by := map[string][]string{}
+	for _, u := range ups {
+		item := u.Name + " (" + u.Provider
+		if u.Priority != 0 {
+			item += fmt.Sprintf(", tier %d", u.Priority)
+		}
+		item += ")"
+		for _, m := range u.Models {
+			if _, seen := by[m]; !seen {
+				models = append(models, m)
+			}
+			by[m] = append(by[m], item)
+		}
+	}
+	pad := 0
+	for _, m := range models {
+		pad = max(pad, len(m)+1)
+	}
+	var b strings.Builder
+	for _, m := range models {
+		line := fmt.Sprintf("    %-*s ", pad, m+":")
+		indent := strings.Repeat(" ", len(line))
+		for i, item := range by[m] {
+			switch {
+			case i == 0:
+			case len(line)+2+len(item) > width:
+				b.WriteString(line + ",\n")
+				line = indent
+			default:
+				line += ", "
+			}
+			line += item
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
 }
 
 // newLogger returns a logger on stderr at level, one JSON object per line

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"switchyard/internal/config"
 )
 
 // bannerWriter collects the output of `serve` and closes printed when the
@@ -69,7 +72,8 @@ var bannerToken = regexp.MustCompile(`\(admin token: (\S+)\)(\n +the same at eve
 // TestServeDemoAdminToken: the demo's admin token is the same at every
 // start (kept in $XDG_STATE_HOME/switchyard-demo, which the banner names),
 // --admin-token wins, and --admin-token is refused without --demo. The
-// banner also shows the embeddings model with its curl line.
+// banner also shows the embeddings model with its curl line, and the
+// upstreams behind each model with their providers.
 func TestServeDemoAdminToken(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
@@ -98,6 +102,10 @@ func TestServeDemoAdminToken(t *testing.T) {
 		t.Errorf("after --admin-token the kept token is %q, want %q", tok4, tok1)
 	}
 	for _, want := range []string{
+		"\n    claude-sonnet-4:        claude-anthropic (anthropic), claude-openai-compatible (openai-compatible),\n" +
+			"                            claude-bedrock (bedrock), vertex (vertex)\n",
+		"\n    gpt-4o-mini:            openai-fast (openai), openai-steady (openai), openai-backup (openai-compatible, tier 1)\n",
+		"\n    gemini-2.5-flash:       gemini-openai (openai), gemini-google (gemini), vertex (vertex)\n",
 		"text-embedding-3-small (/v1/embeddings, on gpt-4o-mini's upstreams)",
 		`/v1/embeddings \`,
 		`-d '{"model":"text-embedding-3-small","input":"Hello!"}'`,
@@ -110,5 +118,37 @@ func TestServeDemoAdminToken(t *testing.T) {
 	_, err := run(t, "serve", "--config", "testdata/valid.yaml", "--admin-token", "x")
 	if err == nil || !strings.Contains(err.Error(), "--admin-token is for --demo") {
 		t.Errorf("--config with --admin-token: %v, want the flag refused", err)
+	}
+}
+
+// TestLogServing: the start line names the address, the store and state
+// drivers in use, the number of upstreams and the version.
+func TestLogServing(t *testing.T) {
+	tests := []struct {
+		name, store, state string
+		want               string
+	}{
+		{"defaults", "sqlite", "memory", `"addr":"127.0.0.1:8080","store":"sqlite","state":"memory","upstreams":2,"version":"dev"}`},
+		{"shared", "postgres", "redis", `"addr":"127.0.0.1:8080","store":"postgres","state":"redis","upstreams":2,"version":"dev"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := config.Default()
+			cfg.Store.Driver, cfg.State.Driver = tt.store, tt.state
+			cfg.Upstreams = make([]config.Upstream, 2)
+			var buf bytes.Buffer
+			logServing(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{
+				ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+					if a.Key == slog.TimeKey {
+						return slog.Attr{}
+					}
+					return a
+				},
+			})), "127.0.0.1:8080", &cfg)
+			want := `{"level":"INFO","msg":"switchyard serving",` + tt.want + "\n"
+			if got := buf.String(); got != want {
+				t.Errorf("start line:\n%s\nwant:\n%s", got, want)
+			}
+		})
 	}
 }

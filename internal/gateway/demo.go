@@ -140,9 +140,12 @@ func StartDemo(ctx context.Context, opts DemoOptions) (*Demo, error) {
 	cfg.Defaults.MaxWait = demoMaxWait
 	cfg.Keys = []config.Key{{Name: "demo", Key: DemoKey, SpendLimit: config.SpendLimit{Period: "month"}}}
 	d.setAdminToken(&cfg, opts)
-	up := func(name, provider, mockName string, models []string, weight, priority int) config.Upstream {
+	// up is an upstream at a mock, on the base_url its provider needs there
+	// (the mocks answer only the real services' paths).
+	up := func(name, prov, mockName string, models []string, weight, priority int) config.Upstream {
 		u := config.DefaultUpstream()
-		u.Name, u.Provider, u.BaseURL, u.APIKey = name, provider, urls[mockName]+"/v1", "sk-demo-"+name
+		u.Name, u.Provider, u.APIKey = name, prov, "sk-demo-"+name
+		u.BaseURL = provider.Builtin().BaseURLAt(prov, urls[mockName])
 		u.Models, u.Weight, u.Priority = models, weight, priority
 		return u
 	}
@@ -163,11 +166,10 @@ func StartDemo(ctx context.Context, opts DemoOptions) (*Demo, error) {
 		up("gemini-openai", config.ProviderOpenAI, "mock-steady", []string{DemoGeminiModel}, 1, 0),
 	}
 	gemini := up("gemini-google", config.ProviderGemini, "mock-fast", []string{DemoGeminiModel}, 2, 0)
-	gemini.BaseURL = urls["mock-fast"] + "/v1beta" // Google's version path
 	// One model, three providers' quotas: Claude on Bedrock and on Vertex,
 	// Gemini on Vertex too.
 	bedrock := up("claude-bedrock", config.ProviderBedrock, "mock-steady", []string{DemoMixedModel}, 1, 0)
-	bedrock.BaseURL, bedrock.APIKey = urls["mock-steady"], "" // Bedrock's paths have no version
+	bedrock.APIKey = ""
 	bedrock.Bedrock = &provider.BedrockSettings{Region: "us-east-1", AccessKeyID: demoAWSKeyID, SecretAccessKey: demoAWSSecret}
 	bedrock.ModelMap = map[string]string{DemoMixedModel: "us.anthropic.claude-sonnet-4-20250514-v1:0"}
 	// Not on mock-backup: an agent CLI's prompt alone can be larger than

@@ -31,6 +31,14 @@ const failoverModel = "gpt-4o-failover"
 // docs/dashboard.png.
 const updateScreenshotEnv = "SWITCHYARD_UPDATE_SCREENSHOT"
 
+// screenshotDirEnv, set to a directory, makes TestDashboardInBrowser save
+// there a full-page screenshot at each width it checks the layout at
+// (dashboard-1280.png, dashboard-1920.png), to look at.
+const screenshotDirEnv = "SWITCHYARD_DASHBOARD_SHOTS"
+
+// layoutWidths are the window widths the dashboard's layout is checked at.
+var layoutWidths = []int64{1280, 1920}
+
 // chromiumPath returns the first Chromium-family browser on PATH, or "".
 func chromiumPath() string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
@@ -220,6 +228,59 @@ func (b *browser) noProblems() {
 	}
 }
 
+// decisionsOverflow is the JavaScript that lists, joined by "; ", what
+// of the decisions table overflows: the table beyond its container, or a
+// cell's content beyond the cell ("" when nothing does).
+const decisionsOverflow = `(() => {
+  const t = document.getElementById('decisions'), box = t.parentElement, out = [];
+  if (t.scrollWidth > box.clientWidth) out.push('table ' + t.scrollWidth + 'px in ' + box.clientWidth + 'px');
+  t.querySelectorAll('td').forEach((td, i) => {
+    if (td.scrollWidth > td.clientWidth) out.push('cell ' + i + ' (' + td.className + ') ' + td.scrollWidth + 'px in ' + td.clientWidth + 'px');
+  });
+  return out.join('; ');
+})()`
+
+// shareColours is the JavaScript for the computed colours of the share
+// bars' two segments (actual, configured) in every row, and of the
+// legend's two swatches: "actual / configured | legend-actual / legend-configured".
+const shareColours = `(() => {
+  const bg = (e) => e ? getComputedStyle(e).backgroundColor : 'missing';
+  const bars = Array.from(document.querySelectorAll('#routes .share .bar')).map((b) =>
+    bg(b.querySelector('.fill.actual')) + ' / ' + bg(b.querySelector('.fill.configured')));
+  const legend = bg(document.querySelector('#route-legend .swatch.actual')) + ' / ' + bg(document.querySelector('#route-legend .swatch.configured'));
+  return Array.from(new Set(bars)).join(', ') + ' | ' + legend;
+})()`
+
+// checkLayout sets the window's width and checks that the decisions table
+// fits its card with no cell cut off, and that the share bars show actual
+// and configured in two colours, the legend's; with SWITCHYARD_DASHBOARD_SHOTS
+// it saves a full-page screenshot there.
+func (b *browser) checkLayout(width int64) {
+	b.t.Helper()
+	b.do(fmt.Sprintf("resizing to %d px", width), chromedp.EmulateViewport(width, 900))
+	b.wait(fmt.Sprintf("the layout at %d px", width), fmt.Sprintf(`document.documentElement.clientWidth === %d`, width))
+	if got := b.eval(decisionsOverflow); got != "" {
+		b.t.Errorf("at %d px the decisions table overflows: %s", width, got)
+	}
+	got := b.eval(shareColours)
+	bars, legend, _ := strings.Cut(got, " | ")
+	actual, configured, _ := strings.Cut(bars, " / ")
+	if strings.Contains(bars, "), ") || actual == configured || bars != legend || strings.Contains(got, "missing") {
+		b.t.Errorf("at %d px the share bars' colours (actual / configured) are %q, the legend's %q: want one pair of two colours, the legend's", width, bars, legend)
+	}
+	if dir := os.Getenv(screenshotDirEnv); dir != "" {
+		png, err := chromedp.Run(b.tab, chromedp.FullScreenshot(100))
+		if err != nil {
+			b.t.Fatalf("taking the screenshot: %v", err)
+		}
+		out := filepath.Join(dir, fmt.Sprintf("dashboard-%d.png", width))
+		if err := os.WriteFile(out, png, 0o644); err != nil {
+			b.t.Fatal(err)
+		}
+		b.t.Logf("wrote %s", out)
+	}
+}
+
 // routeShare is the JavaScript for the actual share the route table of
 // model shows for upstream ("" or undefined while it has no row).
 func routeShare(model, upstream string) string {
@@ -230,9 +291,11 @@ func routeShare(model, upstream string) string {
 // gateway with live traffic: it signs in, sees every upstream, switches one
 // off with a click and watches its share of its route fall to 0%, edits a
 // weight inline, opens the view of a request that failed over and sees both
-// attempts, and checks the page raised no error (CSP included) and kept the
-// token in sessionStorage only. With SWITCHYARD_UPDATE_SCREENSHOT=1 it saves
-// a full-page screenshot to docs/dashboard.png.
+// attempts, checks the layout at 1280 and 1920 px (the decisions table fits,
+// no cell cut off; the share bars in the legend's two colours), and checks
+// the page raised no error (CSP included) and kept the token in
+// sessionStorage only. With SWITCHYARD_UPDATE_SCREENSHOT=1 it saves a
+// full-page screenshot at 1280 px to docs/dashboard.png.
 func TestDashboardInBrowser(t *testing.T) {
 	update := os.Getenv(updateScreenshotEnv) == "1"
 	timeout := 90 * time.Second
@@ -345,6 +408,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	b.do("closing the view", chromedp.Click(chromedp.ID("rv-close")))
 	b.wait("the view is closed", `document.getElementById('request-view').hidden`)
 	resume()
+
+	b.wait("a decision lists skipped upstreams", `Array.from(document.querySelectorAll('#decisions td.reasons')).some((td) => td.textContent.includes('inactive'))`)
+	for _, w := range layoutWidths {
+		b.checkLayout(w)
+	}
+	b.do("resizing back", chromedp.EmulateViewport(1280, 800))
 
 	if update {
 		// Let the chart collect a minute of history first.

@@ -24,6 +24,7 @@ import (
 	"switchyard/internal/config"
 	"switchyard/internal/gateway"
 	"switchyard/internal/mock"
+	"switchyard/internal/provider"
 	"switchyard/internal/store"
 	"switchyard/internal/store/sqlite"
 )
@@ -220,11 +221,13 @@ func startMockWith(t testing.TB, opts mock.Options) (*mock.Server, string) {
 	return srv, url
 }
 
-// upstreamAt is an upstream named name at a mock's base URL (the version path
-// /v1 is appended, as for a real provider).
-func upstreamAt(name, provider, mockURL string, priority int, models ...string) config.Upstream {
+// upstreamAt is an upstream named name at a mock's base URL, followed by
+// the provider's version path as for the real service (/v1 for OpenAI,
+// /v1beta for Gemini: provider.Registry.BaseURLAt).
+func upstreamAt(name, prov, mockURL string, priority int, models ...string) config.Upstream {
 	u := config.DefaultUpstream()
-	u.Name, u.Provider, u.BaseURL, u.APIKey = name, provider, mockURL+"/v1", "sk-upstream-"+name
+	u.Name, u.Provider, u.APIKey = name, prov, "sk-upstream-"+name
+	u.BaseURL = provider.Builtin().BaseURLAt(prov, mockURL)
 	u.Priority, u.Models = priority, models
 	return u
 }

@@ -34,8 +34,9 @@ type call struct {
 func (c *call) serve(readErr error) {
 	ctx := c.r.Context()
 	if c.rt.endpoint == epUnknown {
-		c.fail(statusError(c.rt.proto, http.StatusNotFound,
-			fmt.Sprintf("Invalid URL (%s %s)", c.r.Method, c.r.URL.Path)))
+		e := statusError(c.rt.proto, http.StatusNotFound, fmt.Sprintf("Invalid URL (%s %s)", c.r.Method, c.r.URL.Path))
+		e.code = "" // OpenAI's code is null: no model is at fault
+		c.fail(e)
 		return
 	}
 	if c.r.Method != c.rt.method {

@@ -26,8 +26,8 @@ func TestGeminiPaths(t *testing.T) {
 		check, wantValue         string // a gjson path of the answer and its value
 	}{
 		{"v1beta", "POST", "/v1beta/models/gemini-2.0-flash:generateContent", geminiBody, geminiKey, 200, "modelVersion", "gemini-2.0-flash"},
-		{"no prefix", "POST", "/models/gemini-2.0-flash:generateContent", geminiBody, geminiKey, 200, "candidates.0.content.role", "model"},
-		{"v1", "POST", "/v1/models/gemini-2.0-flash:generateContent", geminiBody, geminiKey, 200, "candidates.0.finishReason", "STOP"},
+		{"no prefix", "POST", "/models/gemini-2.0-flash:generateContent", geminiBody, geminiKey, 404, "error.status", "NOT_FOUND"},
+		{"v1", "POST", "/v1/models/gemini-2.0-flash:generateContent", geminiBody, geminiKey, 404, "error.status", "NOT_FOUND"},
 		{"escaped model", "POST", "/v1beta/models/my%20model:generateContent", geminiBody, geminiKey, 200, "modelVersion", "my model"},
 		{"count tokens", "POST", "/v1beta/models/g:countTokens", geminiBody, geminiKey, 200, "totalTokens", "13"}, // 54 bytes / 4
 		{"count tokens of a request", "POST", "/v1beta/models/g:countTokens", `{"generateContentRequest":` + geminiBody + `}`, geminiKey, 200, "promptTokensDetails.0.modality", "TEXT"},
@@ -38,8 +38,11 @@ func TestGeminiPaths(t *testing.T) {
 		{"batch embed", "POST", "/v1beta/models/e:batchEmbedContents", `{"requests":[{"model":"models/e","content":{"parts":[{"text":"a"}]}},{"model":"models/e","content":{"parts":[{"text":"b"}]}}]}`, geminiKey, 200, "embeddings.#", "2"},
 		{"batch embed of nothing", "POST", "/v1beta/models/e:batchEmbedContents", `{"requests":[]}`, geminiKey, 400, "error.status", "INVALID_ARGUMENT"},
 		{"list", "GET", "/v1beta/models", "", geminiKey, 200, "models.0.name", "models/gemini-2.0-flash"},
-		{"list without prefix by key", "GET", "/models", "", geminiKey, 200, "models.1.name", "models/gpt-4o"},
-		{"list with the key in the query", "GET", "/models?key=g-key", "", nil, 200, "models.0.supportedGenerationMethods.0", "generateContent"},
+		{"list without prefix by key", "GET", "/models", "", geminiKey, 404, "error.status", "NOT_FOUND"},
+		{"list with the key in the query", "GET", "/v1beta/models?key=g-key", "", nil, 200, "models.1.name", "models/gpt-4o"},
+		{"list without prefix, key in the query", "GET", "/models?key=g-key", "", nil, 404, "error.status", "NOT_FOUND"},
+		{"list under /v1", "GET", "/v1/models", "", geminiKey, 404, "error.status", "NOT_FOUND"},
+		{"supported methods", "GET", "/v1beta/models", "", geminiKey, 200, "models.0.supportedGenerationMethods.0", "generateContent"},
 		{"get", "GET", "/v1beta/models/gemini-2.0-flash", "", geminiKey, 200, "outputTokenLimit", "65536"},
 		{"get unknown", "GET", "/v1beta/models/gemini-9", "", geminiKey, 404, "error.status", "NOT_FOUND"},
 		{"unknown method", "POST", "/v1beta/models/g:predict", geminiBody, geminiKey, 404, "error.status", "NOT_FOUND"},
@@ -60,7 +63,7 @@ func TestGeminiPaths(t *testing.T) {
 			}
 		})
 	}
-	if st := s.Stats(); st.ByEndpoint[epGenerate] != 6 || st.ByEndpoint[epCountTokens] != 3 || st.ByEndpoint[epBatchEmbed] != 2 {
+	if st := s.Stats(); st.ByEndpoint[epGenerate] != 4 || st.ByEndpoint[epCountTokens] != 3 || st.ByEndpoint[epBatchEmbed] != 2 || st.ByEndpoint[epUnknown] != 6 {
 		t.Errorf("by endpoint = %v", st.ByEndpoint)
 	}
 }
@@ -75,7 +78,7 @@ func TestAPIKey(t *testing.T) {
 		check, value     string
 	}{
 		{"openai bearer", "/v1/chat/completions", chat, []string{"Authorization", "Bearer sk-right-key-1234"}, 200, "object", "chat.completion"},
-		{"azure api-key", "/openai/deployments/d/chat/completions", chat, []string{"api-key", "sk-right-key-1234"}, 200, "object", "chat.completion"},
+		{"azure api-key", "/openai/deployments/d/chat/completions?api-version=2024-10-21", chat, []string{"api-key", "sk-right-key-1234"}, 200, "object", "chat.completion"},
 		{"openai missing", "/v1/chat/completions", chat, nil, 401, "error.message", "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if you're accessing the API from your browser and are prompted for a username and password. You can obtain an API key from https://platform.openai.com/account/api-keys."},
 		{"openai wrong", "/v1/chat/completions", chat, []string{"Authorization", "Bearer sk-wrong-key-9876"}, 401, "error.message", "Incorrect API key provided: sk-w*****9876. You can find your API key at https://platform.openai.com/account/api-keys."},
 		{"openai models wrong", "/v1/models", "", []string{"Authorization", "Bearer nope"}, 401, "error.code", "invalid_api_key"},

@@ -4,9 +4,10 @@
 // starts three of them in process, and `switchyard mock` serves one from
 // the command line.
 //
-// Endpoints (OpenAI paths with or without /v1, Azure's
-// /openai/deployments/{d}/...?api-version=…, Gemini's with or without
-// /v1beta, Vertex AI's with or without /v1):
+// Endpoints, exactly the real services' paths (Azure's
+// /openai/deployments/{d}/{op}?api-version=… and /openai/v1/{op} besides),
+// so that a base_url that would fail in production fails here too; any
+// other path is refused with 404 in the family's error shape:
 //
 //	POST /v1/chat/completions   chat.completion, or chat.completion.chunk events
 //	POST /v1/completions        text_completion, JSON or stream
@@ -268,7 +269,8 @@ func (s *Server) ResetCache() { s.prefixes.Purge() }
 
 // Start listens on addr (":0" picks a free port), serves s in the background
 // until ctx ends, then shuts down gracefully. It returns the mock and its base
-// URL, such as http://127.0.0.1:PORT (append /v1 for an OpenAI base_url).
+// URL, such as http://127.0.0.1:PORT; a provider's base_url appends its
+// version path (provider.BasePath: /v1 for OpenAI and Anthropic).
 func Start(ctx context.Context, addr string, opts Options) (*Server, string, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)

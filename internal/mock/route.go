@@ -50,16 +50,26 @@ type route struct {
 	vertexStream bool
 }
 
-// parseRoute maps a request to an endpoint: Vertex AI's paths
-// (parseVertexRoute), or else it accepts the OpenAI paths with
-// and without /v1 (a base_url may or may not include it), Azure's
-// /openai/deployments/{d}/... and /openai/v1/..., Anthropic's /v1/messages,
-// and Gemini's /v1beta/models/{model}:{method} (also under /v1 or without a
-// prefix). GET /models answers in Anthropic's format when the request
-// carries anthropic-version, and in Gemini's under /v1beta or with a Google
-// API key (x-goog-api-key or ?key=). Bedrock's /model/{modelId}/converse
-// and /converse-stream take the model id path-escaped (an inference
-// profile ARN holds slashes).
+// parseRoute maps a request to an endpoint, accepting exactly the paths the
+// real services serve, so that a base_url that would fail in production
+// fails against the mock too (docs/providers.md lists each provider's
+// base_url):
+//
+//   - OpenAI and Anthropic under /v1 ({base_url} https://api.openai.com/v1,
+//     https://api.anthropic.com/v1): chat/completions, completions,
+//     embeddings, responses, messages, messages/count_tokens, models[/{id}];
+//     GET /v1/models answers in Anthropic's format when the request carries
+//     anthropic-version;
+//   - Azure's /openai/deployments/{d}/{op}, /openai/responses and
+//     /openai/models, each with ?api-version=, and its /openai/v1/{op};
+//   - Gemini's /v1beta/models[/{model}[:{method}]];
+//   - Vertex AI's (parseVertexRoute) and Bedrock's /model/{modelId}/converse
+//     and /converse-stream, the model id path-escaped (an inference profile
+//     ARN holds slashes).
+//
+// Any other path is epUnknown, refused with 404 in the shape of the family
+// the request's headers name (a Google API key: Gemini; anthropic-version:
+// Anthropic; else OpenAI).
 func parseRoute(r *http.Request) route {
 	if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/model/"); ok {
 		return bedrockRoute(rest)
@@ -68,54 +78,97 @@ func parseRoute(r *http.Request) route {
 		return rt
 	}
 	p := strings.TrimSuffix(r.URL.Path, "/")
-	var rt route
-	google := hasGoogleKey(r)
 	if rest, ok := strings.CutPrefix(p, "/v1beta/"); ok {
-		p, google = "/"+rest, true
-	} else if rest, ok := strings.CutPrefix(p, "/openai/deployments/"); ok {
-		d, sub, _ := strings.Cut(rest, "/")
-		rt.deployment = d
-		p = "/" + sub
-	} else if rest, ok := strings.CutPrefix(p, "/openai/"); ok {
-		p = "/" + rest
+		return geminiRoute(rest)
 	}
-	if rest, ok := strings.CutPrefix(p, "/v1/"); ok {
-		p = "/" + rest
+	if rest, ok := strings.CutPrefix(p, "/openai/"); ok {
+		return azureRoute(rest, r.URL.Query().Has("api-version"))
 	}
-	rt.proto = protoOpenAI
+	rt := route{proto: protoOpenAI, endpoint: epUnknown}
 	switch {
-	case google:
+	case hasGoogleKey(r):
 		rt.proto = protoGemini
+		return rt // Gemini's paths are under /v1beta only
 	case r.Header.Get("anthropic-version") != "":
 		rt.proto = protoAnthropic
 	}
-	switch {
-	case p == "/chat/completions":
-		rt.endpoint, rt.method, rt.proto = epChat, http.MethodPost, protoOpenAI
-	case p == "/completions":
-		rt.endpoint, rt.method, rt.proto = epCompletions, http.MethodPost, protoOpenAI
-	case p == "/embeddings":
-		rt.endpoint, rt.method, rt.proto = epEmbeddings, http.MethodPost, protoOpenAI
-	case p == "/responses":
-		rt.endpoint, rt.method, rt.proto = epResponses, http.MethodPost, protoOpenAI
-	case p == "/messages":
-		rt.endpoint, rt.method, rt.proto = epMessages, http.MethodPost, protoAnthropic
-	case p == "/messages/count_tokens":
-		rt.endpoint, rt.method, rt.proto = epClaudeCountTokens, http.MethodPost, protoAnthropic
-	case p == "/models":
-		rt.endpoint, rt.method = epModels, http.MethodGet
-	case strings.HasPrefix(p, "/models/") && len(p) > len("/models/"):
-		model := strings.TrimPrefix(p, "/models/")
-		if i := strings.LastIndexByte(model, ':'); i >= 0 {
-			rt.modelID, rt.proto, rt.method = model[:i], protoGemini, http.MethodPost
-			rt.endpoint = geminiEndpoint(model[i+1:])
-			break
-		}
-		rt.endpoint, rt.method = epModels, http.MethodGet
-		rt.modelID = model
-	default:
-		rt.endpoint = epUnknown
+	if rest, ok := strings.CutPrefix(p, "/v1/"); ok {
+		return openAIRoute(rt, rest)
 	}
+	return rt
+}
+
+// openAIRoute resolves the path after OpenAI's and Anthropic's /v1/ (or
+// Azure's /openai/v1/); rt holds the family the headers name.
+func openAIRoute(rt route, p string) route {
+	switch p {
+	case epChat, epCompletions, epEmbeddings, epResponses:
+		rt.endpoint, rt.method, rt.proto = p, http.MethodPost, protoOpenAI
+	case epMessages:
+		rt.endpoint, rt.method, rt.proto = epMessages, http.MethodPost, protoAnthropic
+	case "messages/count_tokens":
+		rt.endpoint, rt.method, rt.proto = epClaudeCountTokens, http.MethodPost, protoAnthropic
+	case epModels:
+		rt.endpoint, rt.method = epModels, http.MethodGet
+	default:
+		// A model id may hold colons (ft:gpt-4o:org::id) but no slash.
+		if id, ok := strings.CutPrefix(p, "models/"); ok && id != "" && !strings.Contains(id, "/") {
+			rt.endpoint, rt.method, rt.modelID = epModels, http.MethodGet, id
+		}
+	}
+	return rt
+}
+
+// azureRoute resolves the path after Azure's /openai/: a deployment's
+// operation or the resource-level responses and models, which need an
+// api-version (Azure answers 404 without one), or the v1 API's operations.
+func azureRoute(p string, versioned bool) route {
+	rt := route{proto: protoOpenAI, endpoint: epUnknown}
+	if rest, ok := strings.CutPrefix(p, "v1/"); ok {
+		if rt = openAIRoute(rt, rest); rt.proto != protoOpenAI {
+			rt = route{proto: protoOpenAI, endpoint: epUnknown}
+		}
+		return rt
+	}
+	if !versioned {
+		return rt
+	}
+	switch p {
+	case epResponses:
+		rt.endpoint, rt.method = epResponses, http.MethodPost
+		return rt
+	case epModels:
+		rt.endpoint, rt.method = epModels, http.MethodGet
+		return rt
+	}
+	d, op, ok := strings.Cut(strings.TrimPrefix(p, "deployments/"), "/")
+	if !ok || d == "" || !strings.HasPrefix(p, "deployments/") {
+		return rt
+	}
+	switch op {
+	case epChat, epCompletions, epEmbeddings:
+		rt.endpoint, rt.method, rt.deployment = op, http.MethodPost, d
+	}
+	return rt
+}
+
+// geminiRoute resolves the path after Gemini's /v1beta/: the model list,
+// a model, or a model's method.
+func geminiRoute(p string) route {
+	rt := route{proto: protoGemini, endpoint: epUnknown}
+	if p == epModels {
+		rt.endpoint, rt.method = epModels, http.MethodGet
+		return rt
+	}
+	model, ok := strings.CutPrefix(p, "models/")
+	if !ok || model == "" || strings.Contains(model, "/") {
+		return rt
+	}
+	if m, method, ok := cutLast(model, ':'); ok {
+		rt.modelID, rt.method, rt.endpoint = m, http.MethodPost, geminiEndpoint(method)
+		return rt
+	}
+	rt.endpoint, rt.method, rt.modelID = epModels, http.MethodGet, model
 	return rt
 }
 

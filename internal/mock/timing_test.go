@@ -182,7 +182,7 @@ func TestStartAndServe(t *testing.T) {
 		errc := make(chan error, 1)
 		go func() { errc <- s.Serve(ctx, ln) }()
 		base := BaseURL(ln.Addr())
-		if res := do(t, http.MethodPost, base+"/chat/completions", chatBody); res.status != 200 {
+		if res := do(t, http.MethodPost, base+"/v1/chat/completions", chatBody); res.status != 200 {
 			t.Fatalf("status %d", res.status)
 		}
 		cancel()

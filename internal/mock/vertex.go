@@ -25,24 +25,32 @@ const VertexAnthropicVersion = "vertex-2023-10-16"
 // vertexQuotaMessage is Vertex's message for a 429.
 const vertexQuotaMessage = "Resource exhausted. Please try again later. Please refer to https://cloud.google.com/vertex-ai/generative-ai/docs/error-code-429 for more details."
 
-// parseVertexRoute maps a Vertex AI path (after an optional /v1 or
-// /v1beta1) to its endpoint:
+// parseVertexRoute maps a Vertex AI path (after /v1 or /v1beta1, the
+// version a Vertex base_url ends with) to its endpoint:
 //
 //	POST /projects/{p}/locations/{l}/publishers/google/models/{m}:{generateContent|streamGenerateContent|countTokens}
 //	POST /projects/{p}/locations/{l}/publishers/anthropic/models/{m}:{rawPredict|streamRawPredict}
 //	POST /projects/{p}/locations/{l}/publishers/anthropic/models/count-tokens:rawPredict
 //	GET  /publishers/{google|anthropic}/models/{m}
 //
-// It reports false for a path that is not Vertex's.
+// It reports false for a path that is not Vertex's; one without the
+// version is Vertex's, and unknown.
 func parseVertexRoute(r *http.Request) (route, bool) {
 	p := strings.TrimSuffix(r.URL.Path, "/")
+	rt := route{vertex: true, proto: protoGemini, endpoint: epUnknown, method: http.MethodPost}
+	versioned := false
 	for _, v := range [...]string{"/v1/", "/v1beta1/"} {
 		if rest, ok := strings.CutPrefix(p, v); ok {
-			p = "/" + rest
+			p, versioned = "/"+rest, true
 			break
 		}
 	}
-	rt := route{vertex: true, proto: protoGemini, endpoint: epUnknown, method: http.MethodPost}
+	if !versioned {
+		if strings.HasPrefix(p, "/projects/") || strings.HasPrefix(p, "/publishers/") {
+			return rt, true
+		}
+		return route{}, false
+	}
 	if rest, ok := strings.CutPrefix(p, "/publishers/"); ok {
 		pub, model, ok := strings.Cut(rest, "/models/")
 		if ok && model != "" && !strings.Contains(model, "/") {

@@ -42,6 +42,9 @@ func TestVertexPaths(t *testing.T) {
 		{"unknown publisher model", "GET", "/v1/publishers/google/models/llama-3", "", 404, "error.status", "NOT_FOUND", ""},
 		{"unknown method", "POST", claude + ":predict", vertexClaudeBody, 404, "error.status", "NOT_FOUND", ""},
 		{"unknown publisher", "POST", vertexPrefix + "meta/models/llama:rawPredict", vertexClaudeBody, 404, "error.status", "NOT_FOUND", ""},
+		{"no version", "POST", strings.TrimPrefix(gemini, "/v1") + ":generateContent", geminiBody, 404, "error.status", "NOT_FOUND", ""},
+		{"claude without the version", "POST", strings.TrimPrefix(claude, "/v1") + ":rawPredict", vertexClaudeBody, 404, "error.status", "NOT_FOUND", ""},
+		{"publisher model without the version", "GET", "/publishers/google/models/gemini-2.5-flash", "", 404, "error.status", "NOT_FOUND", ""},
 		{"malformed path", "POST", "/v1/projects/p1/models/gemini-2.5-flash:generateContent", geminiBody, 404, "error.code", "404", ""},
 		{"wrong method", "GET", claude + ":rawPredict", "", 405, "error.status", "UNIMPLEMENTED", ""},
 	}

@@ -30,7 +30,7 @@ func TestStreamFraming(t *testing.T) {
 		},
 		{
 			name:       "completions",
-			path:       "/completions",
+			path:       "/v1/completions",
 			body:       `{"model":"gpt-3.5-turbo-instruct","stream":true,"prompt":"hi"}`,
 			wantEvents: []string{"", "", "", ""}, // 2 tokens, finish, [DONE]
 			wantLast:   "[DONE]",
@@ -133,7 +133,7 @@ func TestPaths(t *testing.T) {
 		wantValue string
 	}{
 		{"chat with /v1", "POST", "/v1/chat/completions", chat, nil, 200, "object", "chat.completion"},
-		{"chat without /v1", "POST", "/chat/completions", chat, nil, 200, "object", "chat.completion"},
+		{"chat without /v1", "POST", "/chat/completions", chat, nil, 404, "error.message", "Invalid URL (POST /chat/completions)"},
 		{"trailing slash", "POST", "/v1/chat/completions/", chat, nil, 200, "object", "chat.completion"},
 		{"azure deployment", "POST", "/openai/deployments/my-gpt/chat/completions?api-version=2024-10-21",
 			`{"messages":[{"role":"user","content":"hi"}]}`, nil, 200, "model", "my-gpt"},
@@ -143,9 +143,21 @@ func TestPaths(t *testing.T) {
 		{"azure embeddings", "POST", "/openai/deployments/emb/embeddings?api-version=2024-10-21",
 			`{"input":"x"}`, nil, 200, "model", "emb"},
 		{"messages", "POST", "/v1/messages", `{"model":"claude-3-5-haiku","max_tokens":5,"messages":[]}`, nil, 200, "type", "message"},
-		{"messages without /v1", "POST", "/messages", `{"model":"claude-3-5-haiku","max_tokens":5,"messages":[]}`, nil, 200, "type", "message"},
+		{"messages without /v1", "POST", "/messages", `{"model":"claude-3-5-haiku","max_tokens":5,"messages":[]}`,
+			[]string{"anthropic-version", "2023-06-01"}, 404, "error.type", "not_found_error"},
+		{"count_tokens without /v1", "POST", "/messages/count_tokens", `{"model":"claude-3-5-haiku","messages":[]}`,
+			[]string{"anthropic-version", "2023-06-01"}, 404, "error.type", "not_found_error"},
+		{"count_tokens", "POST", "/v1/messages/count_tokens", `{"model":"claude-3-5-haiku","messages":[{"role":"user","content":"hi"}]}`,
+			[]string{"anthropic-version", "2023-06-01"}, 200, "input_tokens", "18"},
 		{"models", "GET", "/v1/models", "", nil, 200, "object", "list"},
-		{"models without /v1", "GET", "/models", "", nil, 200, "data.0.object", "model"},
+		{"models without /v1", "GET", "/models", "", nil, 404, "error.code", ""},
+		{"embeddings without /v1", "POST", "/embeddings", `{"model":"e","input":"x"}`, nil, 404, "error.type", "invalid_request_error"},
+		{"responses without /v1", "POST", "/responses", `{"model":"gpt-4o","input":"x"}`, nil, 404, "error.type", "invalid_request_error"},
+		{"fine-tuned model by id", "GET", "/v1/models/ft:gpt-4o:org::abc", "", nil, 404, "error.code", "model_not_found"},
+		{"azure without api-version", "POST", "/openai/deployments/my-gpt/chat/completions", chat, nil, 404, "error.type", "invalid_request_error"},
+		{"azure under /v1", "POST", "/v1/openai/deployments/my-gpt/chat/completions?api-version=2024-10-21", chat, nil, 404, "error.type", "invalid_request_error"},
+		{"azure responses", "POST", "/openai/responses?api-version=2025-04-01-preview", `{"model":"gpt-4o","input":"x"}`, nil, 200, "object", "response"},
+		{"azure models", "GET", "/openai/models?api-version=2024-10-21", "", nil, 200, "object", "list"},
 		{"model by id", "GET", "/v1/models/gpt-4o", "", nil, 200, "id", "gpt-4o"},
 		{"anthropic models", "GET", "/v1/models", "", []string{"anthropic-version", "2023-06-01"}, 200, "data.0.type", "model"},
 		{"anthropic model by id", "GET", "/v1/models/claude-3-5-haiku", "", []string{"anthropic-version", "2023-06-01"}, 200, "type", "model"},
@@ -172,7 +184,7 @@ func TestPaths(t *testing.T) {
 	if st.LastMethod != http.MethodPost && st.LastMethod != http.MethodGet {
 		t.Errorf("last method = %q", st.LastMethod)
 	}
-	if st.ByEndpoint[epChat] != 7 || st.ByEndpoint[epModels] != 6 || st.ByEndpoint[epUnknown] != 2 {
+	if st.ByEndpoint[epChat] != 6 || st.ByEndpoint[epModels] != 7 || st.ByEndpoint[epUnknown] != 10 {
 		t.Errorf("by endpoint = %v", st.ByEndpoint)
 	}
 }

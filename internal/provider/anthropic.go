@@ -20,8 +20,9 @@ type Anthropic struct{}
 const DefaultAnthropicVersion = "2023-06-01"
 
 var (
-	_ Provider = Anthropic{}
-	_ Endpoint = (*anthropicEndpoint)(nil)
+	_ Provider   = Anthropic{}
+	_ BasePather = Anthropic{}
+	_ Endpoint   = (*anthropicEndpoint)(nil)
 )
 
 func (Anthropic) Name() string { return NameAnthropic }
@@ -34,6 +35,9 @@ func (Anthropic) Check(u Upstream) []Problem {
 	return append(ps, refuseScope(NameAnthropic, u,
 		"an Anthropic API key belongs to one workspace, which it bills; for another workspace add an upstream with that workspace's key")...)
 }
+
+// BasePath is "/v1": https://api.anthropic.com/v1.
+func (Anthropic) BasePath() string { return "/v1" }
 
 func (Anthropic) New(u Upstream) Endpoint {
 	v := u.APIVersion

@@ -28,6 +28,7 @@ const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com/v1beta"
 var (
 	_ Provider         = Gemini{}
 	_ BaseURLDefaulter = Gemini{}
+	_ BasePather       = Gemini{}
 	_ Endpoint         = (*geminiEndpoint)(nil)
 )
 
@@ -36,6 +37,9 @@ func (Gemini) Name() string { return NameGemini }
 
 // System is the GenAI semantic conventions' name of the provider.
 func (Gemini) System() string { return "gcp.gemini" }
+
+// BasePath is "/v1beta", the version DefaultGeminiBaseURL ends with.
+func (Gemini) BasePath() string { return "/v1beta" }
 
 // DefaultBaseURL is DefaultGeminiBaseURL.
 func (Gemini) DefaultBaseURL(Upstream) string { return DefaultGeminiBaseURL }

@@ -21,9 +21,11 @@ type OpenAI struct{}
 type OpenAICompatible struct{}
 
 var (
-	_ Provider = OpenAI{}
-	_ Provider = OpenAICompatible{}
-	_ Endpoint = (*bearerEndpoint)(nil)
+	_ Provider   = OpenAI{}
+	_ Provider   = OpenAICompatible{}
+	_ BasePather = OpenAI{}
+	_ BasePather = OpenAICompatible{}
+	_ Endpoint   = (*bearerEndpoint)(nil)
 )
 
 func (OpenAI) Name() string { return NameOpenAI }
@@ -36,6 +38,9 @@ func (OpenAI) Check(u Upstream) []Problem { return append(requireKey(NameOpenAI,
 
 func (OpenAI) New(u Upstream) Endpoint { return newBearer(u, false) }
 
+// BasePath is "/v1": https://api.openai.com/v1.
+func (OpenAI) BasePath() string { return "/v1" }
+
 func (OpenAICompatible) Name() string { return NameOpenAICompatible }
 
 // System is "_OTHER": the GenAI semantic conventions name no server
@@ -47,6 +52,10 @@ func (OpenAICompatible) System() string { return "_OTHER" }
 func (OpenAICompatible) Check(u Upstream) []Problem { return checkScope(u) }
 
 func (OpenAICompatible) New(u Upstream) Endpoint { return newBearer(u, true) }
+
+// BasePath is "/v1", where vLLM, Ollama and most OpenAI-compatible
+// servers serve OpenAI's paths.
+func (OpenAICompatible) BasePath() string { return "/v1" }
 
 // bearerEndpoint is an OpenAI-family upstream with Bearer auth.
 type bearerEndpoint struct {

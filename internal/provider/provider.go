@@ -200,3 +200,24 @@ type BaseURLDefaulter interface {
 	// Check.
 	DefaultBaseURL(u Upstream) string
 }
+
+// BasePather is a Provider whose base_url ends with a version path after
+// the host: its operations are appended to that path
+// (https://api.openai.com/v1 + /chat/completions). A provider whose
+// base_url is the bare host (Bedrock, an Azure resource) has none.
+type BasePather interface {
+	// BasePath is the path a base_url of the provider ends with, such as
+	// "/v1".
+	BasePath() string
+}
+
+// BaseURLAt is the base_url an upstream of provider name needs to reach a
+// server of that provider's paths at root (a scheme and host, such as a
+// mock's http://127.0.0.1:9001): root followed by the provider's
+// BasePath, or root for a provider without one or unknown.
+func (r *Registry) BaseURLAt(name, root string) string {
+	if p, ok := r.byName[name].(BasePather); ok {
+		return root + p.BasePath()
+	}
+	return root
+}

@@ -121,3 +121,32 @@ func TestChecksAndRegistry(t *testing.T) {
 type replacement struct{ OpenAICompatible }
 
 func (replacement) Name() string { return NameOpenAI }
+
+func TestBaseURLAt(t *testing.T) {
+	const root = "http://127.0.0.1:9001"
+	tests := []struct{ provider, want string }{
+		{NameOpenAI, root + "/v1"},
+		{NameOpenAICompatible, root + "/v1"},
+		{NameAnthropic, root + "/v1"},
+		{NameAzureOpenAI, root},
+		{NameGemini, root + "/v1beta"},
+		{NameVertex, root + "/v1"},
+		{NameBedrock, root},
+		{"unknown", root},
+	}
+	for _, tt := range tests {
+		t.Run(tt.provider, func(t *testing.T) {
+			if got := Builtin().BaseURLAt(tt.provider, root); got != tt.want {
+				t.Errorf("BaseURLAt(%q) = %q, want %q", tt.provider, got, tt.want)
+			}
+		})
+	}
+	// The public base_urls end with the version path.
+	if got := Builtin().BaseURLAt(NameGemini, "https://generativelanguage.googleapis.com"); got != DefaultGeminiBaseURL {
+		t.Errorf("Gemini at Google = %q, want %q", got, DefaultGeminiBaseURL)
+	}
+	vu := Upstream{Vertex: &VertexSettings{Location: "us-east5"}}
+	if got, want := Builtin().BaseURLAt(NameVertex, "https://us-east5-aiplatform.googleapis.com"), (Vertex{}).DefaultBaseURL(vu); got != want {
+		t.Errorf("Vertex at Google = %q, want %q", got, want)
+	}
+}

@@ -50,6 +50,7 @@ const (
 var (
 	_ Provider         = Vertex{}
 	_ BaseURLDefaulter = Vertex{}
+	_ BasePather       = Vertex{}
 	_ Endpoint         = (*vertexEndpoint)(nil)
 )
 
@@ -58,6 +59,9 @@ func (Vertex) Name() string { return NameVertex }
 
 // System is the GenAI semantic conventions' name of the provider.
 func (Vertex) System() string { return "gcp.vertex_ai" }
+
+// BasePath is "/v1", the version DefaultBaseURL ends with.
+func (Vertex) BasePath() string { return "/v1" }
 
 // DefaultBaseURL is https://{location}-aiplatform.googleapis.com/v1; the
 // global location is https://aiplatform.googleapis.com/v1 and the us and

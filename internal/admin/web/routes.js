@@ -106,16 +106,17 @@ function switchyardRoutes(h) {
   // ---- the table ----
 
   function shareCell(u, t, model) {
-    const fill = el('div', { class: 'fill' });
-    const mark = el('div', { class: 'mark' });
-    fill.style.width = (u.share * 100).toFixed(1) + '%'; // CSSOM: allowed by the CSP, unlike a style attribute
-    mark.style.left = 'calc(' + (u.configured_share * 100).toFixed(1) + '% - 1px)';
+    // Two segments in the legend's colours (#route-legend): actual, configured.
+    const actual = el('div', { class: 'fill actual' });
+    const configured = el('div', { class: 'fill configured' });
+    actual.style.width = (u.share * 100).toFixed(1) + '%'; // CSSOM: allowed by the CSP, unlike a style attribute
+    configured.style.width = (u.configured_share * 100).toFixed(1) + '%';
     return el('td', {
       class: 'share-cell',
       title: u.requests_5m + ' of the tier\'s ' + t.requests_5m + ' attempts for ' + model + '; configured ' +
         (u.configured_share > 0 ? u.weight + ' of ' + t.weight : 'none (inactive or no longer serving it)'),
     }, el('div', { class: 'share' },
-      el('div', { class: 'bar' }, fill, mark),
+      el('div', { class: 'bar' }, actual, configured),
       el('span', { class: 'text' }, el('span', { class: 'share-actual', text: pct(u.share) }), ' / ',
         el('span', { class: 'share-configured', text: pct(u.configured_share) }))));
   }
