@@ -442,6 +442,7 @@ func TestBehaviorJSON(t *testing.T) {
 		RPM: 60, TPM: 1000, Hang: true, DropAfterEvents: 4, CompletionTokens: 32, InvalidBody: true, TokenStatus: 500,
 		StreamException: "throttlingException", StreamExceptionAfter: 2, NoRetryAfter: true,
 		EmptyBody: true, StallAfterHeaders: true, MalformedStream: true, StreamError: 529, StreamErrorAfter: 3, OmitDone: true,
+		KeepAliveFirst: true,
 	}
 	data, err := json.Marshal(b)
 	if err != nil {
@@ -450,7 +451,7 @@ func TestBehaviorJSON(t *testing.T) {
 	want := `{"latency":"250ms","ttft":"2s","tps":12.5,"error_rate":0.1,"force_status":503,"rpm":60,"tpm":1000,` +
 		`"hang":true,"drop_after_events":4,"completion_tokens":32,"invalid_body":true,"token_status":500,` +
 		`"stream_exception":"throttlingException","stream_exception_after":2,"no_retry_after":true,` +
-		`"empty_body":true,"stall_after_headers":true,"malformed_stream":true,"stream_error":529,"stream_error_after":3,"omit_done":true}`
+		`"empty_body":true,"stall_after_headers":true,"malformed_stream":true,"stream_error":529,"stream_error_after":3,"omit_done":true,"keep_alive_first":true}`
 	var gotMap, wantMap map[string]any
 	_ = json.Unmarshal(data, &gotMap)
 	_ = json.Unmarshal([]byte(want), &wantMap)
