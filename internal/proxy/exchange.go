@@ -43,6 +43,9 @@ type request struct {
 	// tr decodes the request into the canonical form once, for the
 	// attempts on upstreams of other families (its sync.Once guards it).
 	tr translation
+	// mintID is the response id of a translated Responses answer whose
+	// upstream gives none (chain.go).
+	mintID string
 }
 
 // exchange is one client request on its way through the attempt loop:
@@ -134,6 +137,9 @@ func (x *exchange) run() error {
 	defer cancel(nil)
 	deadline := x.s.opts.Clock.AfterFunc(rt.cfg.Timeout, func() { cancel(errRequestTimeout) })
 	defer deadline.Stop()
+	if err := x.expandChain(ctx); err != nil {
+		return err
+	}
 	x.pinned.find(ctx, x.s.opts.State, x.codec, x.body)
 	return x.pinnedError(x.loop(ctx, rt))
 }

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"cmp"
+
 	"switchyard/internal/codec"
 )
 
@@ -23,7 +25,7 @@ func (a *attempt) relay() eventRelay {
 		return passRelay{q.codec}
 	}
 	req, _ := q.tr.canonical(q.body, q.model, q.stream)
-	return &translateRelay{dec: a.dec, enc: q.tr.client.NewStreamEncoder(req), pending: a.pending, primed: true, model: q.model}
+	return &translateRelay{dec: a.dec, enc: q.tr.client.NewStreamEncoder(req), pending: a.pending, primed: true, model: q.model, id: q.mintID}
 }
 
 // passRelay passes events through as they are.
@@ -51,6 +53,7 @@ type translateRelay struct {
 	pending []codec.Chunk // the first event's chunks, decoded before commit
 	primed  bool          // pending holds the next event's chunks
 	model   string        // the client's model, for an answer that names none
+	id      string        // the response id for an answer that has none (request.mintID)
 	chunks  []codec.Chunk
 	out     []byte
 }
@@ -65,8 +68,8 @@ func (t *translateRelay) relay(ev *codec.Event, s *codec.StreamState) ([]byte, e
 	t.out = t.out[:0]
 	for i := range t.chunks {
 		c := &t.chunks[i]
-		if c.Type == codec.ChunkStart && c.Model == "" {
-			c.Model = t.model
+		if c.Type == codec.ChunkStart {
+			c.Model, c.ID = cmp.Or(c.Model, t.model), cmp.Or(c.ID, t.id)
 		}
 		noteUsage(s, c)
 		t.out = t.enc.Encode(c, t.out)

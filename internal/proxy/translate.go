@@ -131,6 +131,9 @@ func (a *attempt) translateWhole() outcome.Outcome {
 	if resp.Model == "" { // Bedrock's Converse names none
 		resp.Model = a.req.model
 	}
+	if resp.ID == "" { // nor an id
+		resp.ID = a.req.mintID
+	}
 	a.body = a.req.tr.client.EncodeResponse(resp)
 	a.usage = &resp.Usage
 	return outcome.Outcome{Class: outcome.Success}
