@@ -261,3 +261,66 @@ func TestResponsesChainScaleOut(t *testing.T) {
 		}
 	}
 }
+
+// wantIncompatible checks err is the 400 of a previous_response_id the
+// gateway does not keep for the key, which only an OpenAI upstream could
+// take.
+func wantIncompatible(t *testing.T, what string, err error) {
+	t.Helper()
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || apiErr.Code != "incompatible_request" ||
+		!strings.Contains(apiErr.Message, "previous_response_id") {
+		t.Fatalf("%s: %v, want 400 incompatible_request about previous_response_id", what, err)
+	}
+}
+
+// TestResponsesChainPerKey: a kept conversation belongs to the client key
+// that made it: another key's request naming its id is not expanded (so
+// only an OpenAI upstream could take it: 400 with only Anthropic), and
+// deleting the key through the admin API deletes its conversations, so the
+// key made again with the same secret cannot continue them either.
+func TestResponsesChainPerKey(t *testing.T) {
+	ups, _ := chainUpstreams(t)
+	e := startGateway(t, spec{
+		upstreams: ups[1:2], // Anthropic only
+		keys:      []config.Key{clientKey("e2e", testKey), clientKey("k2", k2Secret)},
+		edit:      withAdmin,
+	})
+	ctx := context.Background()
+	k2, other := e.openAI(k2Secret), e.openAI(testKey)
+	a1, err := chainTurn(ctx, k2, "", "first", "per-key-1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := chainTurn(ctx, k2, a1.id, "second", "per-key-2", false)
+	if err != nil {
+		t.Fatalf("k2 continuing its own %s: %v", a1.id, err)
+	}
+	_, err = chainTurn(ctx, other, a1.id, "not yours", "per-key-3", false)
+	wantIncompatible(t, "another key continuing k2's "+a1.id, err)
+
+	e.mustAdmin(t, http.MethodDelete, "/keys/k2", "", http.StatusNoContent)
+	e.mustAdmin(t, http.MethodPost, "/keys", `{"name":"k2","key":"`+k2Secret+`"}`, http.StatusCreated)
+	_, err = chainTurn(ctx, k2, a2.id, "third", "per-key-4", false)
+	wantIncompatible(t, "k2, deleted and made again, continuing "+a2.id, err)
+}
+
+// TestResponsesChainTooLong: a conversation longer than
+// affinity.conversation_max_bytes is not kept; continuing it is refused 400
+// previous_response_not_kept naming the id and the bound.
+func TestResponsesChainTooLong(t *testing.T) {
+	ups, _ := chainUpstreams(t)
+	e := startGateway(t, spec{upstreams: ups[1:2], edit: func(c *config.Config) { c.Affinity.ConversationMaxBytes = 1024 }})
+	c := e.openAI(testKey)
+	ctx := context.Background()
+	a, err := chainTurn(ctx, c, "", strings.Repeat("long ", 300), "too-long-1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = chainTurn(ctx, c, a.id, "and now?", "too-long-2", false)
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || apiErr.Code != "previous_response_not_kept" ||
+		!strings.Contains(apiErr.Message, a.id) || !strings.Contains(apiErr.Message, "affinity.conversation_max_bytes (1024)") {
+		t.Fatalf("continuing %s: %v, want 400 previous_response_not_kept naming the id and the bound", a.id, err)
+	}
+}
