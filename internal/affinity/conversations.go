@@ -2,6 +2,7 @@ package affinity
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -22,7 +23,7 @@ type Conversation struct {
 	// Items is the whole conversation through the answer: a JSON array of
 	// Responses input items (every turn's input, then its output). Empty
 	// when Refused says why nothing was kept.
-	Items []byte `json:"i,omitempty"`
+	Items json.RawMessage `json:"i,omitempty"`
 	// Refused, when not empty, is why the items were not kept ("the request
 	// said store: false", "the conversation exceeds …"): a request that
 	// continues it is refused with it.

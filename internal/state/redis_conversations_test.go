@@ -49,6 +49,9 @@ func TestRedisConversationsShared(t *testing.T) {
 		t.Error("B's local table holds a conversation B only read")
 	}
 	rdb := rawClient(t)
+	if v, err := rdb.Get(ctx, a.prefix+"conv:resp_1").Result(); err != nil || v != `{"k":"k1","i":[{"role":"user","content":"hi"}]}` {
+		t.Errorf("GET conv:resp_1 = %s, %v; want the conversation as JSON", v, err)
+	}
 	for _, id := range []string{"resp_1", "resp_2", "resp_3"} {
 		key := a.prefix + "conv:" + id
 		if d, err := rdb.PTTL(ctx, key).Result(); err != nil || d <= ttl-time.Minute || d > ttl {
