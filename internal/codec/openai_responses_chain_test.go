@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -100,6 +102,31 @@ func TestJoinItems(t *testing.T) {
 			}
 			if got := JoinItems(in...); string(got) != tt.want {
 				t.Fatalf("JoinItems(%q) = %s, want %s", tt.arrays, got, tt.want)
+			}
+		})
+	}
+}
+
+// BenchmarkResponsesChain expands a request continuing a kept conversation
+// of n turns and reads the items of its streamed answer's final event.
+func BenchmarkResponsesChain(b *testing.B) {
+	const turn = `{"role":"user","content":"a question of some length, as a user would ask it"},` +
+		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"an answer of some length, as a model would give it"}]}`
+	final := []byte("event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"output\":[" +
+		`{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hi","annotations":[],"logprobs":[]}]}` + "]}}\n\n")
+	body := []byte(`{"model":"claude-sonnet-4","previous_response_id":"resp_0","input":"next","stream":true}`)
+	c := openAIResponses{}
+	for _, n := range []int{1, 10, 100} {
+		history := []byte("[" + strings.Repeat(turn+",", n-1) + turn + "]")
+		b.Run(fmt.Sprintf("turns-%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Continue(body, history); err != nil {
+					b.Fatal(err)
+				}
+				if _, _, ok := c.StreamAnswerItems(final); !ok {
+					b.Fatal("no final event")
+				}
 			}
 		})
 	}
