@@ -56,7 +56,8 @@ func (s *Service) UpdateKey(ctx context.Context, name string, edit func(config.K
 	return updateElement(ctx, s, keyKind, name, edit)
 }
 
-// DeleteKey removes the named key; ErrNotFound when absent.
+// DeleteKey removes the named key; ErrNotFound when absent. The gateway
+// drops the Responses conversations it kept for the key.
 func (s *Service) DeleteKey(ctx context.Context, name string) error {
 	return deleteElement(ctx, s, keyKind, name)
 }

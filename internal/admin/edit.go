@@ -49,6 +49,7 @@ var (
 		id:     func(k config.Key) string { return k.Name },
 		elems:  func(c *config.Config) *[]config.Key { return &c.Keys },
 		upsert: ConfigStore.UpsertKey, remove: ConfigStore.DeleteKey,
+		forget: Router.ForgetKey,
 	}
 	routeKind = elementKind[config.Route]{
 		noun: "route", one: "a route", list: "routes",

@@ -230,3 +230,9 @@ func (f *fakeGateway) Bindings(session string) []affinity.Binding {
 }
 
 func (f *fakeGateway) ForgetSession(string) int { return 2 }
+
+func (f *fakeGateway) ForgetKey(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forgotten = append(f.forgotten, "key:"+name)
+}

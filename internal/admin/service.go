@@ -61,6 +61,11 @@ type Router interface {
 	// beyond the routing table (its breaker, its live statistics). It is
 	// called after the Reload that removed the upstream.
 	ForgetUpstream(name string)
+	// ForgetKey drops what the gateway keeps for a deleted client key
+	// beyond the routing table: the Responses conversations it kept for it
+	// (docs/routing.md#responses-chains-the-gateway-keeps). It is called
+	// after the Reload that removed the key.
+	ForgetKey(name string)
 }
 
 // Observer reports live routing state. Nothing it does changes routing.

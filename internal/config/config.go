@@ -247,6 +247,16 @@ type Affinity struct {
 	ResponseTTL time.Duration `yaml:"response_ttl" json:"response_ttl"`
 	// MaxEntries bounds the table (LRU eviction). Default 10000, 1–10000000.
 	MaxEntries int `yaml:"max_entries" json:"max_entries"`
+	// ConversationMaxBytes bounds the history the gateway keeps of one
+	// Responses conversation it must continue itself, in bytes of JSON items
+	// (docs/routing.md#responses-chains-the-gateway-keeps); a longer one is
+	// not kept and continuing it is refused. Default 1048576 (1 MiB),
+	// 1024–67108864.
+	ConversationMaxBytes int `yaml:"conversation_max_bytes" json:"conversation_max_bytes"`
+	// MaxConversations bounds how many such conversations one instance keeps
+	// in memory (state.driver: memory, and Redis mode's fallback; LRU
+	// eviction, and at most 256 MiB in all). Default 10000, 1–10000000.
+	MaxConversations int `yaml:"max_conversations" json:"max_conversations"`
 	// FailBack sends a session back to its home upstream once the home is
 	// available again; false keeps it on the stand-in that served it
 	// meanwhile, as its new home
@@ -456,9 +466,10 @@ func Default() Config {
 			RetryBudget:       0.2,
 			Hedge:             Hedge{Delay: "0s", Max: 1, Budget: 0.1},
 		},
-		Affinity: Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000, FailBack: true, ResponseTTL: 24 * time.Hour},
-		Health:   Health{Interval: 30 * time.Second, Probe: "models", Timeout: 5 * time.Second},
-		Tracing:  Tracing{SampleRatio: 1, ServiceName: "switchyard"},
+		Affinity: Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000, FailBack: true, ResponseTTL: 24 * time.Hour,
+			ConversationMaxBytes: 1 << 20, MaxConversations: 10000},
+		Health:  Health{Interval: 30 * time.Second, Probe: "models", Timeout: 5 * time.Second},
+		Tracing: Tracing{SampleRatio: 1, ServiceName: "switchyard"},
 		Circuit: Circuit{
 			FailureThreshold: 5, Window: 30 * time.Second, OpenDuration: 60 * time.Second,
 			ProbeInterval: 10 * time.Second, SuccessThreshold: 1, SlowStart: 30 * time.Second,

@@ -124,6 +124,8 @@ func (a *Affinity) check(v *validator, path string) {
 	}
 	v.between(path+".max_entries", int64(a.MaxEntries), 1, maxAffinityEntries)
 	v.positive(path+".response_ttl", a.ResponseTTL)
+	v.between(path+".conversation_max_bytes", int64(a.ConversationMaxBytes), 1024, 64<<20)
+	v.between(path+".max_conversations", int64(a.MaxConversations), 1, maxAffinityEntries)
 }
 
 func (h *Health) check(v *validator, path string) {

@@ -52,9 +52,10 @@ func (g *Gateway) initState() {
 		Breakers: health.NewBreakers(g.cfg.Circuit, g.clock, health.WithOnTransition(func(name string, from, to health.State, reason string) {
 			g.ops.breaker(name, from.String(), to.String(), reason, false)
 		})),
-		Stats:    &countingStats{Stats: state.NewMemory(state.DefaultWindow), traffic: g.traffic},
-		Sessions: g.sessions,
-		Pins:     affinity.NewPinTable(affinity.DefaultMaxPins, g.cfg.Affinity.ResponseTTL, g.clock),
+		Stats:         &countingStats{Stats: state.NewMemory(state.DefaultWindow), traffic: g.traffic},
+		Sessions:      g.sessions,
+		Pins:          affinity.NewPinTable(affinity.DefaultMaxPins, g.cfg.Affinity.ResponseTTL, g.clock),
+		Conversations: affinity.NewConversationTable(g.cfg.Affinity.MaxConversations, g.cfg.Affinity.ResponseTTL, g.clock),
 	})
 	g.state = g.local
 	if g.shared != nil {
@@ -151,6 +152,10 @@ func (a adminGateway) Reload(ctx context.Context) error { return a.g.Reload(ctx)
 // ForgetUpstream implements admin.Router: a deleted upstream's breaker and
 // statistics (and traffic counts) are dropped.
 func (a adminGateway) ForgetUpstream(name string) { a.g.state.Forget(name) }
+
+// ForgetKey implements admin.Router: a deleted key's kept Responses
+// conversations go (state.Driver's Conversations).
+func (a adminGateway) ForgetKey(name string) { a.g.state.ForgetKey(context.Background(), name) }
 
 // State implements admin.Observer from the live state (the driver's one
 // merged view), the prober, spend and traffic counts.

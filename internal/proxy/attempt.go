@@ -151,6 +151,9 @@ func (a *attempt) send(ctx context.Context, upModel string, body []byte) outcome
 	q, up := a.req, a.up
 	h := make(http.Header, len(q.r.Header)+2)
 	copyRequestHeaders(h, q.r.Header, a.wire != nil)
+	// The request's id goes upstream, so that the upstream's logs and the
+	// gateway's name the same request (docs/protocols.md#headers-sent-upstream).
+	h["X-Request-Id"] = q.idValue
 	if q.traced {
 		tracing.Propagator.Inject(ctx, propagation.HeaderCarrier(h))
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -31,6 +32,7 @@ type Catalog struct {
 	routes    []*route
 	fallback  *route // the defaults, for models without a route entry
 	maxBody   int64  // the largest max_body_bytes of any route
+	convMax   int    // affinity.conversation_max_bytes
 	gen       uint64 // how many catalogs came before this one: seeds new balancers
 }
 
@@ -101,7 +103,8 @@ type CatalogInput struct {
 // know, a key whose hash is not SHA-256 hex, and a strategy the balancer
 // does not know.
 func NewCatalog(in CatalogInput) (*Catalog, error) {
-	c := &Catalog{byName: map[string]*upstream{}, keys: map[[sha256.Size]byte]*clientKey{}, maxBody: in.Defaults.MaxBodyBytes}
+	c := &Catalog{byName: map[string]*upstream{}, keys: map[[sha256.Size]byte]*clientKey{}, maxBody: in.Defaults.MaxBodyBytes,
+		convMax: cmp.Or(in.Affinity.ConversationMaxBytes, affinity.DefaultConversationMaxBytes)}
 	if in.Previous != nil {
 		c.gen = in.Previous.gen + 1
 	}

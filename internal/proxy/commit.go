@@ -96,6 +96,9 @@ func (a *attempt) relayStream(rp *reply) outcome.Outcome {
 			rp.pin.event(a.req.r.Context(), a.up.cfg.Name, ev)
 		}
 		out, rerr := rel.relay(ev, &scan.StreamState)
+		if rp.pin.chain.pending {
+			rp.pin.chain.relayed(a.req.r.Context(), out)
+		}
 		log.InputTokens, log.OutputTokens = scan.In, scan.OutSoFar()
 		if len(out) > 0 {
 			if _, err := w.Write(out); err != nil {
@@ -109,7 +112,11 @@ func (a *attempt) relayStream(rp *reply) outcome.Outcome {
 		}
 		if err == io.EOF && (scan.Finished || a.up.ep.OpenStreamEnd()) {
 			if !scan.Finished {
-				_, _ = w.Write(rel.end(&scan.StreamState))
+				out := rel.end(&scan.StreamState)
+				if rp.pin.chain.pending {
+					rp.pin.chain.relayed(a.req.r.Context(), out)
+				}
+				_, _ = w.Write(out)
 			}
 			o := scan.outcome(outcome.Outcome{Class: outcome.Success, Status: a.resp.StatusCode, TTFT: log.TTFT})
 			if d := clk.Now().Sub(a.firstAt); d > 0 && scan.Out > 0 {

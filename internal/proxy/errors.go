@@ -39,6 +39,11 @@ var (
 	// that only one upstream holds, and that upstream cannot take it now
 	// (503, docs/routing.md#stateful-calls-pinned-not-sticky).
 	ErrStateUnavailable = errors.New("the upstream holding the previous response is unavailable")
+	// ErrResponseNotKept: the request continues a Responses answer whose
+	// conversation the gateway had to keep itself but did not — the client
+	// said store: false, or it was too long (400,
+	// docs/routing.md#responses-chains-the-gateway-keeps).
+	ErrResponseNotKept = errors.New("the previous response was not kept")
 	// ErrQueueFull: every candidate is full and its queue too (503).
 	ErrQueueFull = errors.New("queue full")
 	// ErrQueueTimeout: no slot was free within queue.timeout (503).
@@ -110,6 +115,8 @@ func apiErrorFor(err error) *apiError {
 		return &apiError{status: 429, kind: "rate_limit_error", code: "spend_limit_exceeded", msg: err.Error()}
 	case errors.Is(err, ErrStateUnavailable):
 		return &apiError{status: 503, kind: "upstream_error", code: "previous_response_unavailable", msg: err.Error()}
+	case errors.Is(err, ErrResponseNotKept):
+		return &apiError{status: 400, kind: "invalid_request_error", code: "previous_response_not_kept", msg: err.Error()}
 	case errors.Is(err, ErrQueueFull):
 		return &apiError{status: 503, kind: "upstream_error", code: "queue_full", msg: err.Error()}
 	case errors.Is(err, ErrQueueTimeout):

@@ -39,8 +39,10 @@ type request struct {
 	stream bool
 	began  time.Time
 	id     string // the request's id (X-Request-Id, the request log's ID)
-	est    int64  // estimated tokens: prompt bytes/4 + max_tokens
-	traced bool   // the request is traced: attempts carry spans
+	// idValue is id as the X-Request-Id header value sent upstream.
+	idValue []string
+	est     int64 // estimated tokens: prompt bytes/4 + max_tokens
+	traced  bool  // the request is traced: attempts carry spans
 	// tr decodes the request into the canonical form once, for the
 	// attempts on upstreams of other families (its sync.Once guards it).
 	tr translation
@@ -71,6 +73,7 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, cl call, pat
 	x := &exchange{request: request{s: s, r: r, codec: c, began: s.opts.Clock.Now(), model: cl.model, stream: cl.stream},
 		w: w, cat: s.catalog.Load()}
 	x.id = requestID(r)
+	x.idValue = []string{x.id}
 	x.log = store.RequestLog{ID: x.id, Time: x.began}
 	x.log.Tried = x.tried[:0]
 	if s.opts.Tracer != nil {
@@ -136,6 +139,9 @@ func (x *exchange) run() error {
 	defer cancel(nil)
 	deadline := x.s.opts.Clock.AfterFunc(rt.cfg.Timeout, func() { cancel(errRequestTimeout) })
 	defer deadline.Stop()
+	if err := x.expandChain(ctx); err != nil {
+		return err
+	}
 	x.pinned.find(ctx, x.s.opts.State, x.codec, x.body)
 	return x.pinnedError(x.loop(ctx, rt))
 }

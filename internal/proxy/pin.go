@@ -36,6 +36,8 @@ type statePin struct {
 	elsewhere string
 	// pending: a stream whose response id is not recorded yet.
 	pending bool
+	// chain keeps the conversations no upstream can continue (chain.go).
+	chain chain
 }
 
 // find looks up, for a request of a stateful protocol, the upstream
@@ -121,8 +123,13 @@ func (x *exchange) pinnedError(err error) error {
 // state it carries with its upstream: a whole success's response and
 // conversation ids now, a stream's from its first event that carries the
 // response (event). A translated answer holds no upstream's state (its
-// ids are the gateway's): nothing is recorded.
+// ids are the gateway's): nothing is pinned, the gateway keeps its
+// conversation (chain), as it keeps that of every answer to a request it
+// expanded.
 func (p *statePin) answer(a *attempt) {
+	if p.chain.keeps(a) {
+		p.chain.answer(a)
+	}
 	if p.codec == nil || a.wire != nil {
 		return
 	}

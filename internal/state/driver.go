@@ -27,7 +27,8 @@ import (
 // The active prober goes through ProbeGate (health.Gate). AllowKey is the
 // client key's rpm, checked once per client request. The Pins record which
 // upstream holds a Responses response or conversation (affinity.Pins says
-// when the proxy asks and tells); with Redis they are shared.
+// when the proxy asks and tells), the Conversations what the gateway keeps
+// of the Responses chains it continues itself; with Redis both are shared.
 //
 // Blocking. Admit blocks only while the request waits in an upstream's
 // queue (Admission.Wait), at most Queue.Timeout, and returns early when ctx
@@ -67,6 +68,10 @@ type Driver interface {
 	// (docs/routing.md#stateful-calls-pinned-not-sticky), for
 	// affinity.response_ttl.
 	affinity.Pins
+	// Conversations keep the Responses conversations the gateway continues
+	// itself (docs/routing.md#responses-chains-the-gateway-keeps), for
+	// affinity.response_ttl; with Redis they are shared.
+	affinity.Conversations
 }
 
 // Lease is one admitted attempt. Done gives back everything Admit took —

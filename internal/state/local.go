@@ -36,6 +36,10 @@ type LocalOptions struct {
 	// Pins record which upstream holds a stateful object. Default: a
 	// table of affinity.DefaultMaxPins for affinity.DefaultResponseTTL.
 	Pins *affinity.PinTable
+	// Conversations keep the Responses conversations the gateway continues
+	// itself. Default: a table of affinity.DefaultMaxConversations for
+	// affinity.DefaultResponseTTL.
+	Conversations *affinity.ConversationTable
 }
 
 // Binder binds sessions (affinity.Table, affinity.Store).
@@ -56,6 +60,7 @@ type Local struct {
 	keys     *limits.KeyLimiter
 	sessions Binder
 	pins     *affinity.PinTable
+	convs    *affinity.ConversationTable
 }
 
 var _ Driver = (*Local)(nil)
@@ -65,6 +70,10 @@ func NewLocal(opts LocalOptions) *Local {
 	d := &Local{
 		clk: opts.Clock, breakers: opts.Breakers, limiter: opts.Limiter, slots: opts.Slots,
 		stats: opts.Stats, keys: opts.Keys, sessions: opts.Sessions, pins: opts.Pins,
+		convs: opts.Conversations,
+	}
+	if d.convs == nil {
+		d.convs = affinity.NewConversationTable(affinity.DefaultMaxConversations, affinity.DefaultResponseTTL, d.clk)
 	}
 	if d.pins == nil {
 		d.pins = affinity.NewPinTable(affinity.DefaultMaxPins, affinity.DefaultResponseTTL, d.clk)
@@ -240,3 +249,16 @@ func (d *Local) Forget(upstream string) {
 	d.breakers.Forget(upstream)
 	d.stats.Forget(upstream)
 }
+
+// Keep implements Driver: the in-process table.
+func (d *Local) Keep(ctx context.Context, id string, c affinity.Conversation) {
+	d.convs.Keep(ctx, id, c)
+}
+
+// Conversation implements Driver: the in-process table.
+func (d *Local) Conversation(ctx context.Context, id string) (affinity.Conversation, bool) {
+	return d.convs.Conversation(ctx, id)
+}
+
+// ForgetKey implements Driver: the in-process table.
+func (d *Local) ForgetKey(ctx context.Context, key string) { d.convs.ForgetKey(ctx, key) }

@@ -1,0 +1,98 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+
+	"switchyard/internal/affinity"
+)
+
+// The Responses conversations the gateway continues itself
+// (docs/routing.md#responses-chains-the-gateway-keeps) shared through Redis:
+// one string key per response, prefix + "conv:" + its id, holding the
+// affinity.Conversation as JSON and expiring after affinity.response_ttl (the
+// TTL of the local table the driver wraps); and per client key a set,
+// prefix + "convkey:" + the key's name, of the response ids it kept, so that
+// deleting the key deletes them (ForgetKey). Every conversation is written
+// through to the local table too, which answers while Redis is down and for
+// what was kept while it was. Every call counts as OpAffinity.
+
+// convKey is the Redis key of response id's conversation.
+func (r *Redis) convKey(id string) string { return r.prefix + "conv:" + id }
+
+// convIndexKey is the Redis key of the set of the response ids client key
+// key kept.
+func (r *Redis) convIndexKey(key string) string { return r.prefix + "convkey:" + key }
+
+// Keep implements Driver: the local table, then one round trip to Redis
+// (SET … PX, SADD, PEXPIRE, pipelined), bounded by state.redis_timeout.
+func (d *RedisDriver) Keep(ctx context.Context, id string, c affinity.Conversation) {
+	d.local.Keep(ctx, id, c)
+	if id == "" || len(id) > affinity.MaxStateIDLen {
+		return
+	}
+	if !d.r.up.Load() {
+		d.r.fallback(OpAffinity)
+		return
+	}
+	val, err := json.Marshal(c)
+	if err != nil {
+		return // a bug: Conversation always marshals
+	}
+	rctx, cancel := d.r.opCtx(ctx)
+	defer cancel()
+	ttl := d.local.convs.TTL()
+	pipe := d.r.rdb.Pipeline()
+	pipe.Set(rctx, d.r.convKey(id), val, ttl)
+	pipe.SAdd(rctx, d.r.convIndexKey(c.Key), id)
+	pipe.PExpire(rctx, d.r.convIndexKey(c.Key), ttl)
+	_, err = pipe.Exec(rctx)
+	d.r.result(ctx, OpAffinity, err)
+}
+
+// Conversation implements Driver: one GET, bounded by state.redis_timeout;
+// the local table when Redis is down, fails, or holds nothing for id.
+func (d *RedisDriver) Conversation(ctx context.Context, id string) (affinity.Conversation, bool) {
+	if id == "" || len(id) > affinity.MaxStateIDLen {
+		return affinity.Conversation{}, false
+	}
+	if !d.r.up.Load() {
+		d.r.fallback(OpAffinity)
+		return d.local.Conversation(ctx, id)
+	}
+	rctx, cancel := d.r.opCtx(ctx)
+	defer cancel()
+	val, err := d.r.rdb.Get(rctx, d.r.convKey(id)).Bytes()
+	if !d.r.result(ctx, OpAffinity, err) || len(val) == 0 {
+		return d.local.Conversation(ctx, id)
+	}
+	var c affinity.Conversation
+	if json.Unmarshal(val, &c) != nil {
+		return d.local.Conversation(ctx, id)
+	}
+	return c, true
+}
+
+// ForgetKey implements Driver: the local table, then the conversations
+// Redis indexes under key (SMEMBERS, then one DEL of them and the set).
+func (d *RedisDriver) ForgetKey(ctx context.Context, key string) {
+	d.local.ForgetKey(ctx, key)
+	if !d.r.up.Load() {
+		d.r.fallback(OpAffinity)
+		return
+	}
+	rctx, cancel := d.r.opCtx(ctx)
+	defer cancel()
+	idx := d.r.convIndexKey(key)
+	ids, err := d.r.rdb.SMembers(rctx, idx).Result()
+	if !d.r.result(ctx, OpAffinity, err) {
+		return
+	}
+	pipe := d.r.rdb.Pipeline()
+	for _, id := range ids {
+		pipe.Del(rctx, d.r.convKey(id))
+	}
+	pipe.Del(rctx, idx)
+	_, err = pipe.Exec(rctx)
+	d.r.result(ctx, OpAffinity, err)
+}
