@@ -72,13 +72,27 @@ func openAIDelta(data []byte) bool {
 	if !bytes.Contains(data, []byte(`"choices"`)) {
 		return false
 	}
-	ch := gjson.GetBytes(data, "choices.0")
-	if t := ch.Get("text"); t.Str != "" {
-		return true
-	}
-	d := ch.Get("delta")
-	return d.Get("content").Str != "" || d.Get("reasoning_content").Str != "" || d.Get("refusal").Str != "" ||
-		d.Get("tool_calls.0.function.arguments").Str != ""
+	// One pass over the first choice and one over its delta: every
+	// streamed event comes here (docs/benchmarks.md#long-streams).
+	found := false
+	peekJSON(data, "choices.0").ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "text":
+			found = v.Str != ""
+		case "delta":
+			v.ForEach(func(k, v gjson.Result) bool {
+				switch k.Str {
+				case "content", "reasoning_content", "refusal":
+					found = v.Str != ""
+				case "tool_calls":
+					found = v.Get("0.function.arguments").Str != ""
+				}
+				return !found
+			})
+		}
+		return !found
+	})
+	return found
 }
 
 // openAIResponses is the OpenAI Responses API.
@@ -101,7 +115,7 @@ func (openAIResponses) Usage(body []byte) (in, out int64) { return inputOutputUs
 func (openAIResponses) Observe(s *StreamState, ev *Event) {
 	typ := string(ev.Name)
 	if typ == "" {
-		typ = gjson.GetBytes(ev.Data, "type").Str
+		typ = peekJSON(ev.Data, "type").Str
 	}
 	if strings.HasSuffix(typ, ".delta") {
 		s.Deltas++

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/tidwall/gjson"
 )
@@ -42,6 +43,15 @@ type EventStream interface {
 
 var _ EventStream = (*EventReader)(nil)
 
+// eventBufSize is an EventReader's read buffer: it holds one line at a
+// time, and a line longer than it is read in pieces (readLine), so it is
+// sized for a typical event's line (a few hundred bytes), not the longest.
+// Every open stream holds one (docs/benchmarks.md#long-streams).
+const eventBufSize = 4 << 10
+
+// readers are the read buffers of finished streams, for the next ones.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, eventBufSize) }}
+
 // EventReader splits an SSE body into events without buffering more than one.
 type EventReader struct {
 	br  *bufio.Reader
@@ -49,9 +59,24 @@ type EventReader struct {
 	eof bool
 }
 
-// NewEventReader reads events from r.
+// NewEventReader reads events from r. Release gives its read buffer back
+// once the stream is over.
 func NewEventReader(r io.Reader) *EventReader {
-	return &EventReader{br: bufio.NewReaderSize(r, 16<<10)}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &EventReader{br: br}
+}
+
+// Release returns the reader's buffer to a pool for the next stream; Next
+// then returns io.EOF. The last event returned stays valid. It must not
+// run concurrently with Next; a second call does nothing.
+func (r *EventReader) Release() {
+	if r.br == nil {
+		return
+	}
+	r.br.Reset(nil)
+	readers.Put(r.br)
+	r.br, r.eof = nil, true
 }
 
 // Next returns the next event; it is valid until the following call.
