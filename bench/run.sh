@@ -23,7 +23,10 @@
 # and table.md; default a new /tmp/switchyard-bench.* directory, kept),
 # RATES ("1000 3000"), CONCURRENCY (64), STREAMS (32), MOCK_TTFT (20ms),
 # MOCK_TPS (200), REPEAT (1: rounds of the whole matrix; the table shows each
-# figure's median), STRICT=1 (exit 1 unless every target passes).
+# figure's median), STRICT=1 (exit 1 unless every target passes), PROFILE=1
+# (turn on Switchyard's admin API and, during each of its measured runs,
+# save a CPU profile and, at its end, a heap profile in OUT:
+# cpu-<mode>-<n>.pprof, heap-<mode>-<n>.pprof; DURATION in whole seconds).
 #
 # Everything runs on this machine at once: the load generator, the mock, the
 # bare hop and Switchyard share its cores; nothing is pinned. Each case runs
@@ -62,6 +65,9 @@ REPEAT=${REPEAT:-1}
 MOCK_TTFT=${MOCK_TTFT:-20ms}
 MOCK_TPS=${MOCK_TPS:-200}
 KEY=sk-bench
+PROFILE=${PROFILE:-0}
+ADMIN_TOKEN=
+[[ $PROFILE == 1 ]] && ADMIN_TOKEN=bench-admin-$RANDOM$RANDOM
 OUT=${OUT:-$(mktemp -d /tmp/switchyard-bench.XXXXXX)}
 mkdir -p "$OUT"
 TMP=$(mktemp -d /tmp/switchyard-bench-run.XXXXXX)
@@ -110,7 +116,7 @@ BARE_PID=$!
 PIDS+=("$BARE_PID")
 BARE_URL=$(wait_for "$TMP/barehop.log" 'http://127\.0\.0\.1:[0-9]+')
 
-BENCH_MOCK_URL=$MOCK_URL BENCH_DIR=$TMP BENCH_KEY=$KEY \
+BENCH_MOCK_URL=$MOCK_URL BENCH_DIR=$TMP BENCH_KEY=$KEY BENCH_ADMIN_TOKEN=$ADMIN_TOKEN \
 	"$TMP/switchyard" serve --config bench/switchyard.yaml --listen 127.0.0.1:0 >"$TMP/switchyard.log" 2>&1 &
 SY_PID=$!
 PIDS+=("$SY_PID")
@@ -122,6 +128,22 @@ echo "duration $DURATION after a $WARMUP warm-up; results in $OUT" >&2
 RESULTS=$OUT/results.jsonl
 : >"$RESULTS"
 
+# profile NAME: with PROFILE=1, saves Switchyard's CPU profile over the
+# measured part of the run starting now, then its heap, in OUT (in the
+# background; bench waits for it).
+profile() {
+	local name=$1 secs
+	secs=$((${DURATION%s} - 1))
+	(
+		sleep "${WARMUP%s}"
+		curl -sf -H "Authorization: Bearer $ADMIN_TOKEN" -o "$OUT/cpu-$name.pprof" \
+			"$SY_URL/admin/api/debug/pprof/profile?seconds=$secs" || echo "profile: cpu-$name failed" >&2
+		curl -sf -H "Authorization: Bearer $ADMIN_TOKEN" -o "$OUT/heap-$name.pprof" \
+			"$SY_URL/admin/api/debug/pprof/heap" || echo "profile: heap-$name failed" >&2
+	) &
+	PROF_PID=$!
+}
+
 # bench TARGET ARGS…: one run of the load generator against TARGET.
 bench() {
 	local target=$1 url pid
@@ -131,8 +153,13 @@ bench() {
 	barehop) url=$BARE_URL pid=$BARE_PID ;;
 	switchyard | switchyard-translated) url=$SY_URL pid=$SY_PID ;;
 	esac
+	PROF_PID=
+	if [[ $PROFILE == 1 && $target == switchyard* ]]; then
+		profile "$target-$2-${4:-1}"
+	fi
 	"$TMP/load" -target "$target" -url "$url" -key "$KEY" -pid "$pid" \
 		-duration "$DURATION" -warmup "$WARMUP" "$@" | tee -a "$RESULTS" >&2
+	[[ -z $PROF_PID ]] || wait "$PROF_PID" || true
 	sleep 1
 }
 

@@ -58,9 +58,11 @@ func (c openAI) Observe(s *StreamState, ev *Event) {
 		s.Deltas++
 	}
 	if bytes.Contains(ev.Data, []byte(`"usage"`)) {
-		r := gjson.GetManyBytes(ev.Data, "usage.prompt_tokens", "usage.completion_tokens")
-		if r[0].Exists() {
-			s.In, s.Out = r[0].Int(), r[1].Int()
+		if u := peekJSON(ev.Data, "usage"); u.Exists() {
+			in, out := u.Get("prompt_tokens"), u.Get("completion_tokens")
+			if in.Exists() {
+				s.In, s.Out = in.Int(), out.Int()
+			}
 		}
 	}
 }
@@ -78,14 +80,14 @@ func openAIDelta(data []byte) bool {
 	peekJSON(data, "choices.0").ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "text":
-			found = v.Str != ""
+			found = nonEmptyString(v)
 		case "delta":
 			v.ForEach(func(k, v gjson.Result) bool {
 				switch k.Str {
 				case "content", "reasoning_content", "refusal":
-					found = v.Str != ""
+					found = nonEmptyString(v)
 				case "tool_calls":
-					found = v.Get("0.function.arguments").Str != ""
+					found = nonEmptyString(v.Get("0.function.arguments"))
 				}
 				return !found
 			})
@@ -124,9 +126,9 @@ func (openAIResponses) Observe(s *StreamState, ev *Event) {
 	switch typ {
 	case "response.completed", "response.incomplete", "response.failed", "error":
 		s.Finished = true
-		r := gjson.GetManyBytes(ev.Data, "response.usage.input_tokens", "response.usage.output_tokens")
-		if r[0].Exists() {
-			s.In, s.Out = r[0].Int(), r[1].Int()
+		u := peekJSON(ev.Data, "response.usage")
+		if in := u.Get("input_tokens"); in.Exists() {
+			s.In, s.Out = in.Int(), u.Get("output_tokens").Int()
 		}
 	}
 }

@@ -154,3 +154,9 @@ func gjEach(v gjson.Result, field string, fn func(i int, e gjson.Result) error) 
 func peekJSON(data []byte, path string) gjson.Result {
 	return gjson.Get(unsafe.String(unsafe.SliceData(data), len(data)), path)
 }
+
+// nonEmptyString reports whether r is a JSON string other than "", without
+// unescaping it (r.Str allocates for a string with escapes).
+func nonEmptyString(r gjson.Result) bool {
+	return r.Type == gjson.String && len(r.Raw) > 2
+}
