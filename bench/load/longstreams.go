@@ -31,7 +31,8 @@ type streamCounter struct{ events atomic.Int64 }
 // caller's CPU and memory snapshots. Streams that start inside the window
 // give the TTFT and total percentiles and the errors; events are counted
 // inside the window whichever stream they belong to. Streams still open
-// when the window ends are canceled and not counted.
+// when the window ends are canceled: their TTFT counts, their end and
+// their cancellation do not.
 func longStreams(ctx context.Context, client *http.Client, url string, header http.Header, body []byte,
 	n int, warmup, d time.Duration, window func(end bool)) (*longRun, time.Duration) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -55,8 +56,16 @@ func longStreams(ctx context.Context, client *http.Client, url string, header ht
 			for ctx.Err() == nil {
 				counted := measuring.Load()
 				total, ttft, err := countedStream(ctx, client, url, header, body, &cnt, &measuring)
-				if !counted || stopped.Load() {
-					continue // began in the warm-up, or cut by the window's end
+				switch {
+				case !counted:
+					continue // began in the warm-up
+				case stopped.Load():
+					// Cut by the window's end: its TTFT counts, not its end.
+					if ttft > 0 {
+						results[i].requests++
+						results[i].ttft = append(results[i].ttft, ttft)
+					}
+					continue
 				}
 				msg := ""
 				if err != nil {
@@ -133,7 +142,7 @@ func countedStream(ctx context.Context, client *http.Client, url string, header 
 				return 0, 0, fmt.Errorf("stream ended without a data line: %w", err)
 			}
 			if !errors.Is(err, io.EOF) {
-				return 0, 0, fmt.Errorf("reading the stream: %w", err)
+				return 0, ttft, fmt.Errorf("reading the stream: %w", err)
 			}
 			return time.Since(start), ttft, nil
 		}
