@@ -54,9 +54,10 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, eventB
 
 // EventReader splits an SSE body into events without buffering more than one.
 type EventReader struct {
-	br  *bufio.Reader
-	ev  Event
-	eof bool
+	br      *bufio.Reader
+	ev      Event
+	eof     bool
+	started bool // a line was read: a BOM is stripped from the first only
 }
 
 // NewEventReader reads events from r. Release gives its read buffer back
@@ -95,6 +96,10 @@ func (r *EventReader) Next() (*Event, error) {
 				return nil, ErrEventTooLarge
 			}
 			content := bytes.TrimRight(line, "\r\n")
+			if !r.started {
+				// The SSE spec strips one leading byte order mark.
+				r.started, content = true, bytes.TrimPrefix(content, utf8BOM)
+			}
 			if len(content) == 0 {
 				return ev, nil
 			}
@@ -126,6 +131,9 @@ func (r *EventReader) readLine() ([]byte, error) {
 	}
 	return long, err
 }
+
+// utf8BOM is the byte order mark a stream may start with.
+var utf8BOM = []byte("\uFEFF")
 
 func (ev *Event) parseField(line []byte) {
 	field, value, _ := bytes.Cut(line, []byte(":"))

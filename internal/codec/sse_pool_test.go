@@ -64,3 +64,17 @@ func TestObserveAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestEventReaderBOM: a byte order mark before the first field is not
+// part of the field's name (the SSE spec strips it); one later is.
+func TestEventReaderBOM(t *testing.T) {
+	r := NewEventReader(strings.NewReader("\uFEFFdata: one\n\n\uFEFFdata: two\n\n"))
+	defer r.Release()
+	ev, err := r.Next()
+	if err != nil || string(ev.Data) != "one" || string(ev.Raw) != "\uFEFFdata: one\n\n" {
+		t.Fatalf("first event data %q raw %q, %v; want data one, raw as sent", ev.Data, ev.Raw, err)
+	}
+	if ev, err = r.Next(); err != nil || len(ev.Data) != 0 {
+		t.Errorf("second event data %q, %v; want none (its field is not data)", ev.Data, err)
+	}
+}
