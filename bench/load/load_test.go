@@ -76,3 +76,33 @@ func TestRunFailsFast(t *testing.T) {
 		t.Error("run against a mock answering 401: no error")
 	}
 }
+
+// TestRunStreams holds a few long streams against an in-process mock and
+// checks the streams-mode record: every event of the window counted, the
+// rates and TTFT filled in.
+func TestRunStreams(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	const ttft = 5 * time.Millisecond
+	_, url, err := mock.Start(ctx, "127.0.0.1:0", mock.Options{Behavior: mock.Behavior{TTFT: ttft, TPS: 200, CompletionTokens: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	c := config{target: "direct", mode: record.ModeStreams, url: url, key: "sk-test", model: "gpt-4o",
+		concurrency: 8, duration: 400 * time.Millisecond, warmup: 100 * time.Millisecond}
+	if err := run(ctx, c, &out); err != nil {
+		t.Fatal(err)
+	}
+	var rec record.Record
+	if err := json.Unmarshal(out.Bytes(), &rec); err != nil {
+		t.Fatalf("decoding %q: %v", out.String(), err)
+	}
+	if rec.Mode != record.ModeStreams || rec.Concurrency != 8 || rec.Case() != "8 streams" {
+		t.Errorf("mode %q concurrency %d case %q", rec.Mode, rec.Concurrency, rec.Case())
+	}
+	// 8 streams at 200 events/s each for 0.4 s: about 640 events.
+	if rec.Errors != 0 || rec.Events < 200 || rec.EventsPerSec < 500 || rec.TTFTP50Ms < ms(ttft) {
+		t.Errorf("record = %+v", rec)
+	}
+}

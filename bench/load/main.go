@@ -9,11 +9,15 @@
 //	max     a closed loop of -concurrency workers (vegeta, rate 0)
 //	stream  a closed loop of -concurrency streaming requests, timing the
 //	        first SSE data line (TTFT) and the whole stream
+//	streams -concurrency long streams held open at once (the mock set to
+//	        stream slowly), measured in one window after the warm-up:
+//	        events per second, CPU per event, RSS per stream (longstreams.go)
 //
 // With -pid it also reports that process's CPU per request and peak RSS.
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,7 +51,7 @@ type config struct {
 func main() {
 	var c config
 	flag.StringVar(&c.target, "target", "", "name of the target in the output (direct, barehop, switchyard)")
-	flag.StringVar(&c.mode, "mode", record.ModeSerial, "serial | rate | max | stream")
+	flag.StringVar(&c.mode, "mode", record.ModeSerial, "serial | rate | max | stream | streams")
 	flag.StringVar(&c.url, "url", "", "base URL of the target, such as http://127.0.0.1:9001 (required)")
 	flag.StringVar(&c.key, "key", "sk-bench", "bearer token sent with every request")
 	flag.StringVar(&c.model, "model", "gpt-4o", "model of the chat requests")
@@ -87,13 +91,13 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if c.url == "" {
 		return errors.New("-url is required")
 	}
-	client := newClient()
+	client := newClient(c.concurrency)
 	url := strings.TrimSuffix(c.url, "/") + "/v1/chat/completions"
 	header := http.Header{
 		"Authorization": {"Bearer " + c.key},
 		"Content-Type":  {"application/json"},
 	}
-	stream := c.mode == record.ModeStream
+	stream := c.mode == record.ModeStream || c.mode == record.ModeStreams
 	body := chatBody(c.model, stream)
 	switch c.protocol {
 	case "", "openai":
@@ -106,6 +110,9 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	}
 	if err := check(ctx, client, url, header, body); err != nil {
 		return err
+	}
+	if c.mode == record.ModeStreams {
+		return runStreams(ctx, c, client, url, header, body, out)
 	}
 
 	var measure func(time.Duration) (*summary, time.Duration)
@@ -184,13 +191,14 @@ func run(ctx context.Context, c config, out io.Writer) error {
 }
 
 // newClient is an HTTP/1.1 keep-alive client with room for every worker's
-// connection.
-func newClient() *http.Client {
+// connection (workers of them, at least 1024).
+func newClient(workers int) *http.Client {
+	idle := max(workers, 1024)
 	return &http.Client{
 		Timeout: 30 * time.Second,
 		Transport: &http.Transport{
-			MaxIdleConns:        1024,
-			MaxIdleConnsPerHost: 1024,
+			MaxIdleConns:        idle,
+			MaxIdleConnsPerHost: idle,
 			IdleConnTimeout:     90 * time.Second,
 			DisableCompression:  true,
 			ForceAttemptHTTP2:   false,
@@ -216,6 +224,69 @@ func check(ctx context.Context, client *http.Client, url string, header http.Hea
 		return fmt.Errorf("checking %s: status %d: %s", url, resp.StatusCode, b)
 	}
 	return nil
+}
+
+// runStreams is the streams mode: c.concurrency long streams at once,
+// one record for the window after the warm-up.
+func runStreams(ctx context.Context, c config, client *http.Client, url string, header http.Header, body []byte, out io.Writer) error {
+	if c.concurrency <= 0 {
+		return errors.New("streams mode needs -concurrency > 0")
+	}
+	rec := record.Record{Target: c.target, Mode: c.mode, Concurrency: c.concurrency}
+	if c.pid > 0 {
+		rss, err := currentRSS(c.pid)
+		if err != nil {
+			return err
+		}
+		rec.BaseRSSMB = float64(rss) / 1e6
+		rec.PeakRSSReset = resetPeakRSS(c.pid) == nil
+	}
+	var (
+		targetCPU [2]time.Duration
+		self      [2]time.Duration
+		werr      error
+	)
+	window := func(end bool) {
+		i := 0
+		if end {
+			i = 1
+		}
+		self[i] = selfCPU()
+		if c.pid > 0 {
+			cpu, err := cpuTime(c.pid)
+			werr = cmp.Or(werr, err)
+			targetCPU[i] = cpu
+		}
+	}
+	r, elapsed := longStreams(ctx, client, url, header, body, c.concurrency, c.warmup, c.duration, window)
+	if werr != nil {
+		return werr
+	}
+	if c.pid > 0 {
+		rss, err := peakRSS(c.pid)
+		if err != nil {
+			return err
+		}
+		rec.PeakRSSMB = float64(rss) / 1e6
+		cpu := targetCPU[1] - targetCPU[0]
+		rec.CPUUsPerReq = perRequest(cpu, r.requests)
+		rec.CPUUsPerEvent = perRequest(cpu, int(r.events))
+		rec.CPUCores = cpu.Seconds() / elapsed.Seconds()
+		rec.RSSPerStreamKB = max(rec.PeakRSSMB-rec.BaseRSSMB, 0) * 1e3 / float64(c.concurrency)
+	}
+	rec.Seconds = elapsed.Seconds()
+	rec.Requests, rec.Errors, rec.FirstError = r.requests, r.errors, r.firstErr
+	rec.Events = r.events
+	rec.RPS = float64(r.requests) / elapsed.Seconds()
+	rec.EventsPerSec = float64(r.events) / elapsed.Seconds()
+	rec.P50Ms, rec.P99Ms, rec.TTFTP50Ms, rec.TTFTP99Ms = r.quantiles()
+	rec.LoadCPUUsPerReq = perRequest(self[1]-self[0], r.requests)
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "%s\n", line)
+	return err
 }
 
 // selfCPU is this process's user+system CPU time so far.

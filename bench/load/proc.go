@@ -59,6 +59,15 @@ func peakRSS(pid int) (int64, error) {
 	return parseStatusKB(b, "VmHWM")
 }
 
+// currentRSS returns process pid's resident set size now (VmRSS) in bytes.
+func currentRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading rss: %w", err)
+	}
+	return parseStatusKB(b, "VmRSS")
+}
+
 // parseStatusKB returns the value of a "Name:  1234 kB" line of
 // /proc/PID/status, in bytes.
 func parseStatusKB(status []byte, name string) (int64, error) {

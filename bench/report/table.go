@@ -69,10 +69,16 @@ func median(rs []record.Record) record.Record {
 	out.TTFTP99Ms = mid(func(r record.Record) float64 { return r.TTFTP99Ms })
 	out.CPUUsPerReq = mid(func(r record.Record) float64 { return r.CPUUsPerReq })
 	out.LoadCPUUsPerReq = mid(func(r record.Record) float64 { return r.LoadCPUUsPerReq })
+	out.EventsPerSec = mid(func(r record.Record) float64 { return r.EventsPerSec })
+	out.CPUCores = mid(func(r record.Record) float64 { return r.CPUCores })
+	out.CPUUsPerEvent = mid(func(r record.Record) float64 { return r.CPUUsPerEvent })
+	out.RSSPerStreamKB = mid(func(r record.Record) float64 { return r.RSSPerStreamKB })
+	out.Events = 0
 	out.Requests, out.Errors = 0, 0
 	for _, r := range rs {
 		out.Requests += r.Requests
 		out.Errors += r.Errors
+		out.Events += r.Events
 		out.PeakRSSMB = max(out.PeakRSSMB, r.PeakRSSMB)
 		out.PeakRSSReset = out.PeakRSSReset && r.PeakRSSReset
 		if out.FirstError == "" {
@@ -119,17 +125,41 @@ func delta(a float64, b float64, ok bool) string {
 	return fmt.Sprintf("%+.3f", a-b)
 }
 
-// write prints the JSON table and the streaming table.
+// write prints the JSON table, the streaming table and the long-streams
+// table, each only when it has rows.
 func (s *set) write(w io.Writer) {
 	if s.rounds > 1 {
 		fmt.Fprintf(w, "Each figure is the median of %d rounds; errors are summed, peak RSS is the highest.\n\n", s.rounds)
 	}
+	if s.has(func(m string) bool { return m != record.ModeStream && m != record.ModeStreams }) {
+		s.writeJSON(w)
+	}
+	if s.has(func(m string) bool { return m == record.ModeStream }) {
+		s.writeStream(w)
+	}
+	if s.has(func(m string) bool { return m == record.ModeStreams }) {
+		s.writeStreams(w)
+	}
+}
+
+// has reports whether some record's mode satisfies ok.
+func (s *set) has(ok func(mode string) bool) bool {
+	for _, r := range s.by {
+		if ok(r.Mode) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeJSON prints the table of the JSON runs.
+func (s *set) writeJSON(w io.Writer) {
 	fmt.Fprintln(w, "| case | target | p50 ms | p99 ms | req/s | errors | peak RSS MB | CPU µs/req | load CPU µs/req | Δp50 vs direct | Δp50 vs bare hop |")
 	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, c := range s.cases {
 		for _, t := range s.targets(c) {
 			r, _ := s.get(c, t)
-			if r.Mode == record.ModeStream {
+			if r.Mode == record.ModeStream || r.Mode == record.ModeStreams {
 				continue
 			}
 			d, dok := s.get(c, direct)
@@ -139,18 +169,18 @@ func (s *set) write(w io.Writer) {
 				delta(r.P50Ms, d.P50Ms, dok && t != direct), delta(r.P50Ms, b.P50Ms, bok && t != direct && t != barehop))
 		}
 	}
-	first := true
+	fmt.Fprintln(w)
+}
+
+// writeStream prints the table of the short streaming runs.
+func (s *set) writeStream(w io.Writer) {
+	fmt.Fprintln(w, "| case | target | TTFT p50 ms | TTFT p99 ms | total p50 ms | total p99 ms | streams/s | errors | peak RSS MB | CPU µs/stream | ΔTTFT p50 vs direct | ΔTTFT p50 vs bare hop |")
+	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, c := range s.cases {
 		for _, t := range s.targets(c) {
 			r, _ := s.get(c, t)
 			if r.Mode != record.ModeStream {
 				continue
-			}
-			if first {
-				fmt.Fprintln(w)
-				fmt.Fprintln(w, "| case | target | TTFT p50 ms | TTFT p99 ms | total p50 ms | total p99 ms | streams/s | errors | peak RSS MB | CPU µs/stream | ΔTTFT p50 vs direct | ΔTTFT p50 vs bare hop |")
-				fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-				first = false
 			}
 			d, dok := s.get(c, direct)
 			b, bok := s.get(c, barehop)
@@ -160,4 +190,33 @@ func (s *set) write(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// writeStreams prints the table of the long-streams runs: per event and
+// per stream, against the bare hop.
+func (s *set) writeStreams(w io.Writer) {
+	fmt.Fprintln(w, "| case | target | TTFT p50 ms | TTFT p99 ms | events/s | errors | CPU cores | CPU µs/event | peak RSS MB | RSS kB/stream | CPU/event ÷ bare hop | RSS/stream ÷ bare hop |")
+	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, c := range s.cases {
+		for _, t := range s.targets(c) {
+			r, _ := s.get(c, t)
+			if r.Mode != record.ModeStreams {
+				continue
+			}
+			b, bok := s.get(c, barehop)
+			bok = bok && t != barehop && t != direct
+			fmt.Fprintf(w, "| %s | %s | %.3f | %.3f | %.0f | %d | %.2f | %.2f | %.1f | %.1f | %s | %s |\n",
+				c, t, r.TTFTP50Ms, r.TTFTP99Ms, r.EventsPerSec, r.Errors, r.CPUCores, r.CPUUsPerEvent, r.PeakRSSMB, r.RSSPerStreamKB,
+				ratio(r.CPUUsPerEvent, b.CPUUsPerEvent, bok), ratio(r.RSSPerStreamKB, b.RSSPerStreamKB, bok))
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// ratio formats a ÷ b, or "—" when b is missing or 0.
+func ratio(a, b float64, ok bool) string {
+	if !ok || b <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
 }

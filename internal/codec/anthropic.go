@@ -44,10 +44,10 @@ func (anthropic) Observe(s *StreamState, ev *Event) {
 			s.Deltas++
 		}
 	case "message_start":
-		u := anthropicUsage(gjson.GetBytes(ev.Data, "message.usage"))
+		u := anthropicUsage(peekJSON(ev.Data, "message.usage"))
 		s.In, s.Out = u.Input, u.Output
 	case "message_delta":
-		r := gjson.GetBytes(ev.Data, "usage")
+		r := peekJSON(ev.Data, "usage")
 		u := anthropicUsage(r)
 		if u.Input > 0 {
 			s.In = u.Input

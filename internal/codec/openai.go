@@ -58,9 +58,11 @@ func (c openAI) Observe(s *StreamState, ev *Event) {
 		s.Deltas++
 	}
 	if bytes.Contains(ev.Data, []byte(`"usage"`)) {
-		r := gjson.GetManyBytes(ev.Data, "usage.prompt_tokens", "usage.completion_tokens")
-		if r[0].Exists() {
-			s.In, s.Out = r[0].Int(), r[1].Int()
+		if u := peekJSON(ev.Data, "usage"); u.Exists() {
+			in, out := u.Get("prompt_tokens"), u.Get("completion_tokens")
+			if in.Exists() {
+				s.In, s.Out = in.Int(), out.Int()
+			}
 		}
 	}
 }
@@ -72,13 +74,27 @@ func openAIDelta(data []byte) bool {
 	if !bytes.Contains(data, []byte(`"choices"`)) {
 		return false
 	}
-	ch := gjson.GetBytes(data, "choices.0")
-	if t := ch.Get("text"); t.Str != "" {
-		return true
-	}
-	d := ch.Get("delta")
-	return d.Get("content").Str != "" || d.Get("reasoning_content").Str != "" || d.Get("refusal").Str != "" ||
-		d.Get("tool_calls.0.function.arguments").Str != ""
+	// One pass over the first choice and one over its delta: every
+	// streamed event comes here (docs/benchmarks.md#long-streams).
+	found := false
+	peekJSON(data, "choices.0").ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "text":
+			found = nonEmptyString(v)
+		case "delta":
+			v.ForEach(func(k, v gjson.Result) bool {
+				switch k.Str {
+				case "content", "reasoning_content", "refusal":
+					found = nonEmptyString(v)
+				case "tool_calls":
+					found = nonEmptyString(v.Get("0.function.arguments"))
+				}
+				return !found
+			})
+		}
+		return !found
+	})
+	return found
 }
 
 // openAIResponses is the OpenAI Responses API.
@@ -101,7 +117,7 @@ func (openAIResponses) Usage(body []byte) (in, out int64) { return inputOutputUs
 func (openAIResponses) Observe(s *StreamState, ev *Event) {
 	typ := string(ev.Name)
 	if typ == "" {
-		typ = gjson.GetBytes(ev.Data, "type").Str
+		typ = peekJSON(ev.Data, "type").Str
 	}
 	if strings.HasSuffix(typ, ".delta") {
 		s.Deltas++
@@ -110,9 +126,9 @@ func (openAIResponses) Observe(s *StreamState, ev *Event) {
 	switch typ {
 	case "response.completed", "response.incomplete", "response.failed", "error":
 		s.Finished = true
-		r := gjson.GetManyBytes(ev.Data, "response.usage.input_tokens", "response.usage.output_tokens")
-		if r[0].Exists() {
-			s.In, s.Out = r[0].Int(), r[1].Int()
+		u := peekJSON(ev.Data, "response.usage")
+		if in := u.Get("input_tokens"); in.Exists() {
+			s.In, s.Out = in.Int(), u.Get("output_tokens").Int()
 		}
 	}
 }

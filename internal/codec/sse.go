@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/tidwall/gjson"
 )
@@ -42,16 +43,41 @@ type EventStream interface {
 
 var _ EventStream = (*EventReader)(nil)
 
+// eventBufSize is an EventReader's read buffer: it holds one line at a
+// time, and a line longer than it is read in pieces (readLine), so it is
+// sized for a typical event's line (a few hundred bytes), not the longest.
+// Every open stream holds one (docs/benchmarks.md#long-streams).
+const eventBufSize = 4 << 10
+
+// readers are the read buffers of finished streams, for the next ones.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, eventBufSize) }}
+
 // EventReader splits an SSE body into events without buffering more than one.
 type EventReader struct {
-	br  *bufio.Reader
-	ev  Event
-	eof bool
+	br      *bufio.Reader
+	ev      Event
+	eof     bool
+	started bool // a line was read: a BOM is stripped from the first only
 }
 
-// NewEventReader reads events from r.
+// NewEventReader reads events from r. Release gives its read buffer back
+// once the stream is over.
 func NewEventReader(r io.Reader) *EventReader {
-	return &EventReader{br: bufio.NewReaderSize(r, 16<<10)}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &EventReader{br: br}
+}
+
+// Release returns the reader's buffer to a pool for the next stream; Next
+// then returns io.EOF. The last event returned stays valid. It must not
+// run concurrently with Next; a second call does nothing.
+func (r *EventReader) Release() {
+	if r.br == nil {
+		return
+	}
+	r.br.Reset(nil)
+	readers.Put(r.br)
+	r.br, r.eof = nil, true
 }
 
 // Next returns the next event; it is valid until the following call.
@@ -70,6 +96,10 @@ func (r *EventReader) Next() (*Event, error) {
 				return nil, ErrEventTooLarge
 			}
 			content := bytes.TrimRight(line, "\r\n")
+			if !r.started {
+				// The SSE spec strips one leading byte order mark.
+				r.started, content = true, bytes.TrimPrefix(content, utf8BOM)
+			}
 			if len(content) == 0 {
 				return ev, nil
 			}
@@ -101,6 +131,9 @@ func (r *EventReader) readLine() ([]byte, error) {
 	}
 	return long, err
 }
+
+// utf8BOM is the byte order mark a stream may start with.
+var utf8BOM = []byte("\uFEFF")
 
 func (ev *Event) parseField(line []byte) {
 	field, value, _ := bytes.Cut(line, []byte(":"))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -143,4 +144,19 @@ func gjEach(v gjson.Result, field string, fn func(i int, e gjson.Result) error) 
 		return err == nil
 	})
 	return err
+}
+
+// peekJSON is gjson.GetBytes without its copy: the result's Raw and Str
+// may point into data, so it must not outlive data nor be kept (a stream
+// event's buffer is reused for the next event). For per-event peeks whose
+// result is read at once: GetBytes copies every match, an allocation per
+// event (docs/benchmarks.md#long-streams).
+func peekJSON(data []byte, path string) gjson.Result {
+	return gjson.Get(unsafe.String(unsafe.SliceData(data), len(data)), path)
+}
+
+// nonEmptyString reports whether r is a JSON string other than "", without
+// unescaping it (r.Str allocates for a string with escapes).
+func nonEmptyString(r gjson.Result) bool {
+	return r.Type == gjson.String && len(r.Raw) > 2
 }

@@ -132,7 +132,10 @@ func modelChange(model, upModel string) string {
 	return upModel
 }
 
-// close stops the attempt's timer, ends its context and closes its body.
+// close stops the attempt's timer, ends its context, closes its body and
+// gives a stream's read buffer back (releaser). It runs on the goroutine
+// that read the stream, after its last read; the first event (a.first)
+// stays valid.
 func (a *attempt) close() {
 	if a.firstByte != nil {
 		a.firstByte.Stop()
@@ -141,7 +144,14 @@ func (a *attempt) close() {
 	if a.resp != nil {
 		a.resp.Body.Close()
 	}
+	if r, ok := a.events.(releaser); ok {
+		r.Release()
+	}
 }
+
+// releaser is an event stream holding a buffer it can give back
+// (codec.EventReader).
+type releaser interface{ Release() }
 
 // send performs the round trip and reads up to the first data event.
 // Success means the attempt may be committed (its class says whether it is

@@ -45,6 +45,8 @@ func BenchmarkServeHTTPTranslated(b *testing.B) {
 		Logs:      discardLogs{}}, cat)
 	body := []byte(`{"model":"gpt-4o","max_tokens":64,"messages":[{"role":"user","content":"Hello, how are you today?"}]}`)
 	b.ReportAllocs()
+	cpu := benchutil.CPUNow()
+	defer benchutil.ReportCPU(b, cpu)
 	for b.Loop() {
 		req := httptest.NewRequest(http.MethodPost, "/v1/messages", bytes.NewReader(body))
 		req.Header.Set("X-Api-Key", testKey)

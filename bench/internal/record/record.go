@@ -15,6 +15,9 @@ const (
 	// ModeStream is a closed loop of Concurrency streaming chat requests,
 	// timing the first SSE data line (TTFT) and the whole stream.
 	ModeStream = "stream"
+	// ModeStreams holds Concurrency long streams open at once (issue 26):
+	// events per second, CPU per event and memory per stream.
+	ModeStreams = "streams"
 )
 
 // Record is one run against one target. Latencies are in milliseconds, CPU
@@ -58,16 +61,31 @@ type Record struct {
 	PeakRSSReset bool    `json:"peak_rss_reset"`
 	// LoadCPUUsPerReq is the load generator's own CPU per request.
 	LoadCPUUsPerReq float64 `json:"load_cpu_us_per_req"`
+
+	// The streams mode's figures (ModeStreams only). Events counts the SSE
+	// data lines received during the measured window, EventsPerSec is
+	// Events / Seconds; CPUCores is the target's CPU time in the window ÷
+	// Seconds and CPUUsPerEvent that time per event. BaseRSSMB is the
+	// target's RSS before the run, RSSPerStreamKB (PeakRSSMB − BaseRSSMB)
+	// ÷ Concurrency in kB.
+	Events         int64   `json:"events,omitempty"`
+	EventsPerSec   float64 `json:"events_per_sec,omitempty"`
+	CPUCores       float64 `json:"cpu_cores,omitempty"`
+	CPUUsPerEvent  float64 `json:"cpu_us_per_event,omitempty"`
+	BaseRSSMB      float64 `json:"base_rss_mb,omitempty"`
+	RSSPerStreamKB float64 `json:"rss_per_stream_kb,omitempty"`
 }
 
 // Case names the load shape of a run, the same for every target:
-// "serial", "1000 req/s", "max @64", "stream @32".
+// "serial", "1000 req/s", "max @64", "stream @32", "3000 streams".
 func (r Record) Case() string {
 	switch r.Mode {
 	case ModeRate:
 		return fmt.Sprintf("%d req/s", r.Rate)
 	case ModeMax, ModeStream:
 		return fmt.Sprintf("%s @%d", r.Mode, r.Concurrency)
+	case ModeStreams:
+		return fmt.Sprintf("%d streams", r.Concurrency)
 	default:
 		return r.Mode
 	}
