@@ -100,7 +100,7 @@ func (a *attempt) firstEvent(ctx context.Context) outcome.Outcome {
 		if ev, err = a.events.Next(); err != nil {
 			return a.readFailure(ctx, err, "stream ended before its first event")
 		}
-		if !commentOnly(ev) || !codec.WellFormedFirst(ev) {
+		if !commentOnly(ev) {
 			break // a line that is no SSE field (an HTML page) is malformed, below
 		}
 	}
