@@ -50,7 +50,7 @@ func streams(ctx context.Context, client *http.Client, url string, header http.H
 	for i := range results {
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
-				total, ttft, err := oneStream(ctx, client, url, header, body)
+				total, ttft, err := oneStream(ctx, client, url, header, body, nil)
 				msg := ""
 				if err != nil {
 					msg = err.Error()
@@ -71,8 +71,9 @@ func streams(ctx context.Context, client *http.Client, url string, header http.H
 // dataPrefix starts an SSE data line.
 var dataPrefix = []byte("data:")
 
-// oneStream sends one streaming request and reads it to the end.
-func oneStream(ctx context.Context, client *http.Client, url string, header http.Header, body []byte) (total, ttft time.Duration, err error) {
+// oneStream sends one streaming request and reads it to the end, calling
+// onData (when not nil) for each data line.
+func oneStream(ctx context.Context, client *http.Client, url string, header http.Header, body []byte, onData func()) (total, ttft time.Duration, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, 0, err
@@ -87,11 +88,16 @@ func oneStream(ctx context.Context, client *http.Client, url string, header http
 	if resp.StatusCode != http.StatusOK {
 		return 0, 0, fmt.Errorf("status %d", resp.StatusCode)
 	}
-	r := bufio.NewReader(resp.Body)
+	r := bufio.NewReaderSize(resp.Body, 4<<10)
 	for {
 		line, err := r.ReadSlice('\n')
-		if ttft == 0 && bytes.HasPrefix(line, dataPrefix) {
-			ttft = time.Since(start)
+		if bytes.HasPrefix(line, dataPrefix) {
+			if ttft == 0 {
+				ttft = time.Since(start)
+			}
+			if onData != nil {
+				onData()
+			}
 		}
 		if err != nil {
 			if err == bufio.ErrBufferFull {
@@ -101,7 +107,7 @@ func oneStream(ctx context.Context, client *http.Client, url string, header http
 				return 0, 0, fmt.Errorf("stream ended without a data line: %w", err)
 			}
 			if !errors.Is(err, io.EOF) {
-				return 0, 0, fmt.Errorf("reading the stream: %w", err)
+				return 0, ttft, fmt.Errorf("reading the stream: %w", err)
 			}
 			return time.Since(start), ttft, nil
 		}

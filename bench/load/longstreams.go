@@ -1,12 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -55,7 +50,11 @@ func longStreams(ctx context.Context, client *http.Client, url string, header ht
 			}
 			for ctx.Err() == nil {
 				counted := measuring.Load()
-				total, ttft, err := countedStream(ctx, client, url, header, body, &cnt, &measuring)
+				total, ttft, err := oneStream(ctx, client, url, header, body, func() {
+					if measuring.Load() {
+						cnt.events.Add(1)
+					}
+				})
 				switch {
 				case !counted:
 					continue // began in the warm-up
@@ -102,49 +101,5 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	select {
 	case <-t.C:
 	case <-ctx.Done():
-	}
-}
-
-// countedStream is oneStream counting each data line in cnt while
-// measuring is set.
-func countedStream(ctx context.Context, client *http.Client, url string, header http.Header, body []byte,
-	cnt *streamCounter, measuring *atomic.Bool) (total, ttft time.Duration, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return 0, 0, err
-	}
-	req.Header = header.Clone()
-	start := time.Now()
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, 0, fmt.Errorf("status %d", resp.StatusCode)
-	}
-	r := bufio.NewReaderSize(resp.Body, 4<<10)
-	for {
-		line, err := r.ReadSlice('\n')
-		if bytes.HasPrefix(line, dataPrefix) {
-			if ttft == 0 {
-				ttft = time.Since(start)
-			}
-			if measuring.Load() {
-				cnt.events.Add(1)
-			}
-		}
-		if err != nil {
-			if err == bufio.ErrBufferFull {
-				continue
-			}
-			if ttft == 0 {
-				return 0, 0, fmt.Errorf("stream ended without a data line: %w", err)
-			}
-			if !errors.Is(err, io.EOF) {
-				return 0, ttft, fmt.Errorf("reading the stream: %w", err)
-			}
-			return time.Since(start), ttft, nil
-		}
 	}
 }
