@@ -156,6 +156,20 @@ func hedgeFixture(t *testing.T, edit func(p, s *config.Upstream)) (f *fixture, p
 // for the hedge delay.
 const raceTimers = 3
 
+// hedgeToSecondary sends a streamed request to a hedgeFixture, waits for
+// it at the primary, lets the hedge delay pass on the fake clock and waits
+// for the hedge at the secondary; the response comes on the channel.
+func hedgeToSecondary(t *testing.T, f *fixture, primary, secondary *gated) <-chan *http.Response {
+	t.Helper()
+	resc := make(chan *http.Response, 1)
+	go func() { resc <- f.post("/v1/chat/completions", hedgeStreamBody) }()
+	recv(t, primary.got, "request at the primary")
+	f.waitTimers(raceTimers)
+	f.clock.Advance(300 * time.Millisecond)
+	recv(t, secondary.got, "hedge at the secondary")
+	return resc
+}
+
 // TestHedgeWinnerAndLoser: the primary has sent nothing by the hedge delay,
 // so the secondary races it and answers first. The client gets the
 // secondary's stream; the primary's attempt is cancelled at once (its
@@ -164,12 +178,7 @@ const raceTimers = 3
 // clock's, exactly.
 func TestHedgeWinnerAndLoser(t *testing.T) {
 	f, primary, secondary := hedgeFixture(t, func(p, _ *config.Upstream) { p.MaxConcurrency = 1 })
-	resc := make(chan *http.Response, 1)
-	go func() { resc <- f.post("/v1/chat/completions", hedgeStreamBody) }()
-	recv(t, primary.got, "request at the primary")
-	f.waitTimers(raceTimers)
-	f.clock.Advance(300 * time.Millisecond)
-	recv(t, secondary.got, "hedge at the secondary")
+	resc := hedgeToSecondary(t, f, primary, secondary)
 	secondary.send(chunkEvent)
 	resp := recv(t, resc, "response")
 	recv(t, primary.gone, "cancel of the primary's attempt")
@@ -319,12 +328,7 @@ func TestSSECommentIsNotAFirstByte(t *testing.T) {
 // returned; Drain waits for it, so shutdown leaves no slot behind.
 func TestDrainWaitsForRaceLosers(t *testing.T) {
 	f, primary, secondary := hedgeFixture(t, func(p, _ *config.Upstream) { p.MaxConcurrency = 1 })
-	resc := make(chan *http.Response, 1)
-	go func() { resc <- f.post("/v1/chat/completions", hedgeStreamBody) }()
-	recv(t, primary.got, "request at the primary")
-	f.waitTimers(raceTimers)
-	f.clock.Advance(300 * time.Millisecond)
-	recv(t, secondary.got, "hedge at the secondary")
+	resc := hedgeToSecondary(t, f, primary, secondary)
 	secondary.send(chunkEvent, doneEvent)
 	close(secondary.release)
 	readAll(t, recv(t, resc, "response"))
