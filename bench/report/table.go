@@ -152,23 +152,29 @@ func (s *set) has(ok func(mode string) bool) bool {
 	return false
 }
 
+// rows calls row for each case and target whose record is of a mode
+// keep accepts, in the table's order.
+func (s *set) rows(keep func(mode string) bool, row func(c, t string, r record.Record)) {
+	for _, c := range s.cases {
+		for _, t := range s.targets(c) {
+			if r, _ := s.get(c, t); keep(r.Mode) {
+				row(c, t, r)
+			}
+		}
+	}
+}
+
 // writeJSON prints the table of the JSON runs.
 func (s *set) writeJSON(w io.Writer) {
 	fmt.Fprintln(w, "| case | target | p50 ms | p99 ms | req/s | errors | peak RSS MB | CPU µs/req | load CPU µs/req | Δp50 vs direct | Δp50 vs bare hop |")
 	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	for _, c := range s.cases {
-		for _, t := range s.targets(c) {
-			r, _ := s.get(c, t)
-			if r.Mode == record.ModeStream || r.Mode == record.ModeStreams {
-				continue
-			}
-			d, dok := s.get(c, direct)
-			b, bok := s.get(c, barehop)
-			fmt.Fprintf(w, "| %s | %s | %.3f | %.3f | %.0f | %d | %.1f | %.0f | %.0f | %s | %s |\n",
-				c, t, r.P50Ms, r.P99Ms, r.RPS, r.Errors, r.PeakRSSMB, r.CPUUsPerReq, r.LoadCPUUsPerReq,
-				delta(r.P50Ms, d.P50Ms, dok && t != direct), delta(r.P50Ms, b.P50Ms, bok && t != direct && t != barehop))
-		}
-	}
+	s.rows(func(m string) bool { return m != record.ModeStream && m != record.ModeStreams }, func(c, t string, r record.Record) {
+		d, dok := s.get(c, direct)
+		b, bok := s.get(c, barehop)
+		fmt.Fprintf(w, "| %s | %s | %.3f | %.3f | %.0f | %d | %.1f | %.0f | %.0f | %s | %s |\n",
+			c, t, r.P50Ms, r.P99Ms, r.RPS, r.Errors, r.PeakRSSMB, r.CPUUsPerReq, r.LoadCPUUsPerReq,
+			delta(r.P50Ms, d.P50Ms, dok && t != direct), delta(r.P50Ms, b.P50Ms, bok && t != direct && t != barehop))
+	})
 	fmt.Fprintln(w)
 }
 
@@ -176,19 +182,13 @@ func (s *set) writeJSON(w io.Writer) {
 func (s *set) writeStream(w io.Writer) {
 	fmt.Fprintln(w, "| case | target | TTFT p50 ms | TTFT p99 ms | total p50 ms | total p99 ms | streams/s | errors | peak RSS MB | CPU µs/stream | ΔTTFT p50 vs direct | ΔTTFT p50 vs bare hop |")
 	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	for _, c := range s.cases {
-		for _, t := range s.targets(c) {
-			r, _ := s.get(c, t)
-			if r.Mode != record.ModeStream {
-				continue
-			}
-			d, dok := s.get(c, direct)
-			b, bok := s.get(c, barehop)
-			fmt.Fprintf(w, "| %s | %s | %.3f | %.3f | %.3f | %.3f | %.0f | %d | %.1f | %.0f | %s | %s |\n",
-				c, t, r.TTFTP50Ms, r.TTFTP99Ms, r.P50Ms, r.P99Ms, r.RPS, r.Errors, r.PeakRSSMB, r.CPUUsPerReq,
-				delta(r.TTFTP50Ms, d.TTFTP50Ms, dok && t != direct), delta(r.TTFTP50Ms, b.TTFTP50Ms, bok && t != direct && t != barehop))
-		}
-	}
+	s.rows(func(m string) bool { return m == record.ModeStream }, func(c, t string, r record.Record) {
+		d, dok := s.get(c, direct)
+		b, bok := s.get(c, barehop)
+		fmt.Fprintf(w, "| %s | %s | %.3f | %.3f | %.3f | %.3f | %.0f | %d | %.1f | %.0f | %s | %s |\n",
+			c, t, r.TTFTP50Ms, r.TTFTP99Ms, r.P50Ms, r.P99Ms, r.RPS, r.Errors, r.PeakRSSMB, r.CPUUsPerReq,
+			delta(r.TTFTP50Ms, d.TTFTP50Ms, dok && t != direct), delta(r.TTFTP50Ms, b.TTFTP50Ms, bok && t != direct && t != barehop))
+	})
 	fmt.Fprintln(w)
 }
 
@@ -197,19 +197,13 @@ func (s *set) writeStream(w io.Writer) {
 func (s *set) writeStreams(w io.Writer) {
 	fmt.Fprintln(w, "| case | target | TTFT p50 ms | TTFT p99 ms | events/s | errors | CPU cores | CPU µs/event | peak RSS MB | RSS kB/stream | CPU/event ÷ bare hop | RSS/stream ÷ bare hop |")
 	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	for _, c := range s.cases {
-		for _, t := range s.targets(c) {
-			r, _ := s.get(c, t)
-			if r.Mode != record.ModeStreams {
-				continue
-			}
-			b, bok := s.get(c, barehop)
-			bok = bok && t != barehop && t != direct
-			fmt.Fprintf(w, "| %s | %s | %.3f | %.3f | %.0f | %d | %.2f | %.2f | %.1f | %.1f | %s | %s |\n",
-				c, t, r.TTFTP50Ms, r.TTFTP99Ms, r.EventsPerSec, r.Errors, r.CPUCores, r.CPUUsPerEvent, r.PeakRSSMB, r.RSSPerStreamKB,
-				ratio(r.CPUUsPerEvent, b.CPUUsPerEvent, bok), ratio(r.RSSPerStreamKB, b.RSSPerStreamKB, bok))
-		}
-	}
+	s.rows(func(m string) bool { return m == record.ModeStreams }, func(c, t string, r record.Record) {
+		b, bok := s.get(c, barehop)
+		bok = bok && t != barehop && t != direct
+		fmt.Fprintf(w, "| %s | %s | %.3f | %.3f | %.0f | %d | %.2f | %.2f | %.1f | %.1f | %s | %s |\n",
+			c, t, r.TTFTP50Ms, r.TTFTP99Ms, r.EventsPerSec, r.Errors, r.CPUCores, r.CPUUsPerEvent, r.PeakRSSMB, r.RSSPerStreamKB,
+			ratio(r.CPUUsPerEvent, b.CPUUsPerEvent, bok), ratio(r.RSSPerStreamKB, b.RSSPerStreamKB, bok))
+	})
 	fmt.Fprintln(w)
 }
 
