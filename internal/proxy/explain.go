@@ -45,7 +45,7 @@ func (s *Server) Explain(ctx context.Context, req ExplainRequest) (*balancer.Dec
 		return nil, fmt.Errorf("explaining %s: %w", req.Model, newError(ErrModelNotFound, "no upstream serves model "+req.Model))
 	}
 	rt := cat.route(req.Model)
-	cands, _ := s.snapshot(ups, 0)
+	cands, _ := s.snapshot(ups, req.Model, 0)
 	keyName := ""
 	if key != nil {
 		keyName = key.cfg.Name
@@ -70,7 +70,7 @@ func (s *Server) Explain(ctx context.Context, req ExplainRequest) (*balancer.Dec
 // snapshot builds the balancer's view of ups from the live state for a
 // request of about tokens tokens, and returns the shortest wait until an
 // unavailable candidate (breaker open, cooling down, limit full) frees up.
-func (s *Server) snapshot(ups []*upstream, tokens int64) ([]balancer.Candidate, time.Duration) {
+func (s *Server) snapshot(ups []*upstream, model string, tokens int64) ([]balancer.Candidate, time.Duration) {
 	cands := make([]balancer.Candidate, len(ups))
 	now := s.opts.Clock.Now()
 	var soonest time.Duration
@@ -92,8 +92,9 @@ func (s *Server) snapshot(ups []*upstream, tokens int64) ([]balancer.Candidate, 
 			InFlight: v.InFlight, MaxConcurrency: u.cfg.MaxConcurrency,
 			QueueEnabled: u.cfg.Queue.Enabled, QueueDepth: v.QueueDepth, QueueMax: u.cfg.Queue.MaxLength,
 			BreakerOpen: bv.Open, BreakerReason: bv.Reason, SlowStart: bv.SlowStart,
-			RateLimited: lv.Limited(), RateLimitReason: lv.Reason,
+			RateLimited: lv.Limited(), RateLimitReason: lv.Reason, Provider: u.cfg.Provider,
 		}
+		c.InputPerMTok, c.OutputPerMTok, c.Priced = u.price(model)
 		if s.opts.Spend.Exceeded(limits.ScopeUpstream, name, u.cfg.SpendLimit) {
 			c.SpendExceeded, c.SpendReason = true, fmt.Sprintf("spend limit $%g per %s reached", u.cfg.SpendLimit.USD, u.cfg.SpendLimit.Period)
 		}
