@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/limits"
@@ -20,6 +22,12 @@ type ExplainRequest struct {
 	Session string
 	// Stream plans for a streaming request.
 	Stream bool
+	// InputTokens and MaxTokens are the request's estimated prompt tokens
+	// and its max_tokens (0: not given), for lowest-cost's estimates.
+	InputTokens, MaxTokens int64
+	// Provider is routing preferences as JSON, as a request would send them
+	// (docs/routing.md#per-request-preferences); "" for none.
+	Provider string
 }
 
 // Explain computes the routing decision a request for req.Model would get
@@ -52,7 +60,17 @@ func (s *Server) Explain(ctx context.Context, req ExplainRequest) (*balancer.Dec
 	}
 	breq := balancer.Request{
 		RequestID: "explain", Model: req.Model, Key: keyName, Session: req.Session, Stream: req.Stream, K: 1 + rt.cfg.Retries,
-		DryRun: true,
+		DryRun: true, InputTokens: req.InputTokens, MaxTokens: req.MaxTokens, OutputEWMA: rt.out.value(),
+	}
+	if req.Provider != "" {
+		if !gjson.Valid(req.Provider) {
+			return nil, fmt.Errorf("explaining %s: %w", req.Model, newError(ErrInvalidRequest, "provider is not valid JSON"))
+		}
+		prefs, err := parsePreferences(gjson.Parse(req.Provider))
+		if err != nil {
+			return nil, fmt.Errorf("explaining %s: %w", req.Model, err)
+		}
+		breq.Prefs = prefs
 	}
 	if req.Session != "" && rt.affinityOn {
 		breq.SessionSource = "explain"
