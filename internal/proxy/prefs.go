@@ -12,7 +12,6 @@ import (
 
 	"switchyard/internal/balancer"
 	"switchyard/internal/codec"
-	"switchyard/internal/config"
 )
 
 // headerProvider carries a request's routing preferences as JSON, in any
@@ -205,6 +204,6 @@ func (e *outputEWMA) value() float64 {
 // price returns the USD per million input and output tokens of client model
 // m on u, and whether u has a price for it (docs/config.md#upstreams).
 func (u *upstream) price(m string) (in, out float64, ok bool) {
-	p := u.cfg.Price
-	return p.InputPerMTok, p.OutputPerMTok, p != (config.Price{})
+	p, src := u.prices.Lookup(m)
+	return p.InputPerMTok, p.OutputPerMTok, src.Priced()
 }
