@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"switchyard/internal/config"
-	"switchyard/internal/limits"
+	"switchyard/internal/pricing"
 )
 
 // UsageQuery is GET /usage's query. Exactly one of Since and Ago is set.
@@ -57,7 +57,7 @@ func (s *Service) Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error) {
 	}
 	prices := make(map[string]config.Price, len(ups))
 	for _, u := range ups {
-		prices[u.Name] = u.Price
+		prices[u.Name] = u.Price.Effective()
 	}
 	totals, err := s.st.UsageTotals(ctx, since)
 	if err != nil {
@@ -80,7 +80,7 @@ func (s *Service) Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error) {
 		r.Requests += t.Requests
 		r.InputTokens += t.InputTokens
 		r.OutputTokens += t.OutputTokens
-		r.USD += limits.Cost(t.InputTokens, t.OutputTokens, prices[t.Upstream])
+		r.USD += pricing.Cost(pricing.Usage{Input: t.InputTokens, Output: t.OutputTokens}, prices[t.Upstream])
 		r.Errors += t.Errors
 	}
 	out := make([]UsageRow, 0, len(rows))
