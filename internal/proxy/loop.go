@@ -27,8 +27,8 @@ type sessionRef struct {
 // one is served; it returns the error to answer when none is.
 func (x *exchange) loop(ctx context.Context, rt *route) error {
 	for i, model := range append([]string{x.model}, rt.cfg.FallbackModels...) {
-		if i > 0 && !x.key.allows(model) {
-			continue
+		if i > 0 && (!x.key.allows(model) || x.prefs != nil && x.prefs.NoFallbacks) {
+			continue // allow_fallbacks: false keeps the request on its own model's plan
 		}
 		if x.tryModel(ctx, model, i > 0) {
 			return nil

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -176,5 +177,50 @@ func TestOutputEWMA(t *testing.T) {
 	nilEWMA.observe(5)
 	if nilEWMA.value() != 0 {
 		t.Error("nil EWMA has a value")
+	}
+}
+
+// TestNoFallbacksSkipsFallbackModels: allow_fallbacks false keeps the
+// request on the first candidate of its own model: a failure is the answer,
+// neither another upstream nor the route's fallback model is tried.
+func TestNoFallbacksSkipsFallbackModels(t *testing.T) {
+	var mainHits, otherHits, fbHits atomic.Int64
+	main := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mainHits.Add(1)
+		status(503)(w, r)
+	})
+	other := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		otherHits.Add(1)
+		status(503)(w, r)
+	})
+	key := config.DefaultKey()
+	key.Name, key.Key = "test", testKey
+	routes := []config.Route{{Model: "gpt-4o", FallbackModels: []string{"gpt-4o-mini"}}}
+	big := upstreamCfg("big", config.ProviderOpenAI, upstreamServer(t, main), "gpt-4o")
+	big.Priority = 0
+	other2 := upstreamCfg("other", config.ProviderOpenAI, upstreamServer(t, other), "gpt-4o")
+	other2.Priority = 1
+	f := newFixture(t, []config.Upstream{big, other2,
+		upstreamCfg("small", config.ProviderOpenAI, upstreamServer(t, chatOK(&fbHits)), "gpt-4o-mini"),
+	}, fixtureOpts{routes: routes, keys: []config.Key{key}})
+	for _, tt := range []struct {
+		prefs                  string
+		status                 int
+		main, other, fallbacks int64
+	}{
+		{`{"allow_fallbacks":false}`, 502, 1, 0, 0},
+		{`{"allow_fallbacks":true}`, 200, 1, 1, 1},
+	} {
+		mainHits.Store(0)
+		otherHits.Store(0)
+		fbHits.Store(0)
+		resp := f.post("/v1/chat/completions", `{"model":"gpt-4o","provider":`+tt.prefs+`,"messages":[{"role":"user","content":"hello"}]}`)
+		if body := readAll(t, resp); resp.StatusCode != tt.status {
+			t.Errorf("%s: status %d, want %d: %s", tt.prefs, resp.StatusCode, tt.status, body)
+		}
+		if mainHits.Load() != tt.main || otherHits.Load() != tt.other || fbHits.Load() != tt.fallbacks {
+			t.Errorf("%s: hits big %d other %d fallback %d, want %d %d %d", tt.prefs, mainHits.Load(), otherHits.Load(), fbHits.Load(),
+				tt.main, tt.other, tt.fallbacks)
+		}
 	}
 }
