@@ -224,3 +224,36 @@ func TestNoFallbacksSkipsFallbackModels(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPreferences measures what preferences cost a request: absent
+// (one header lookup), in the body (parse, and the field cut from the
+// body) and in the header (parse).
+func BenchmarkPreferences(b *testing.B) {
+	key := &clientKey{cfg: config.DefaultKey()}
+	body := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"Hello, how are you today?"}],"max_tokens":64}`)
+	withField := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"Hello, how are you today?"}],"max_tokens":64,"provider":{"sort":"price","ignore":["u0"]}}`)
+	hdr := http.Header{"Authorization": {"Bearer k"}, "Content-Type": {"application/json"}, "User-Agent": {"bench"}}
+	withHdr := hdr.Clone()
+	withHdr.Set(headerProvider, `{"sort":"price","ignore":["u0"]}`)
+	for _, bc := range []struct {
+		name string
+		body []byte
+		hdr  http.Header
+		raw  string
+	}{
+		{"absent", body, hdr, ""},
+		{"body", withField, hdr, `{"sort":"price","ignore":["u0"]}`},
+		{"header", body, withHdr, ""},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			r := &http.Request{Header: bc.hdr}
+			b.ReportAllocs()
+			for b.Loop() {
+				q := request{r: r, key: key, body: bc.body, prefsRaw: bc.raw}
+				if err := q.preferences(); err != nil || (q.prefs == nil) != (bc.name == "absent") {
+					b.Fatalf("prefs %v, err %v", q.prefs, err)
+				}
+			}
+		})
+	}
+}
