@@ -84,13 +84,14 @@ func (b *Balancer) Strategy() string { return b.strategy.Name() }
 
 // Plan orders cands for req (docs/reference.md#balancing): it groups them into
 // tiers by Priority ascending; in each tier drops, recording the first filter
-// that matches, the inactive, breaker-open, spend-exceeded, excluded,
+// that matches, those req.Prefs leave out, the inactive, breaker-open, spend-exceeded, excluded,
 // rate-limited (unless the strategy keeps those as fallbacks) and
 // concurrency-full candidates (full ones with a queue become waitable); lets
 // the strategy order each tier's survivors; and concatenates the tiers until
 // the order holds K names, so a later tier only fills the slots an earlier one
 // left. Kept rate-limited fallbacks come after the healthy survivors of every
-// tier. Waitable candidates are ordered the same way, tier by tier, and listed
+// tier. req.Prefs may replace the strategy (Sort), put named survivors ahead
+// of every tier (Order) and shorten the plan (NoFallbacks). Waitable candidates are ordered the same way, tier by tier, and listed
 // after. An empty Order means nothing is available.
 //
 // Plan makes two allocations whatever the strategy: one for all the
