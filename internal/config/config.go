@@ -290,6 +290,11 @@ type Key struct {
 	RPM int `yaml:"rpm" json:"rpm"`
 	// SpendLimit caps the key's spend.
 	SpendLimit SpendLimit `yaml:"spend_limit" json:"spend_limit"`
+	// Preferences lets the key send routing preferences (a request's
+	// "provider" object or X-Switchyard-Provider header,
+	// docs/routing.md#per-request-preferences). Default true; a key with
+	// false that sends them gets 403 preferences_not_allowed.
+	Preferences bool `yaml:"preferences" json:"preferences"`
 }
 
 // Route holds per-model settings. It inherits every key of `defaults` it does not set.
@@ -445,7 +450,7 @@ func DefaultUpstream() Upstream {
 
 // DefaultKey returns a Key holding the per-key defaults.
 func DefaultKey() Key {
-	return Key{SpendLimit: SpendLimit{Period: "month"}}
+	return Key{SpendLimit: SpendLimit{Period: "month"}, Preferences: true}
 }
 
 // Settings returns the effective settings for a client model: the first

@@ -167,6 +167,9 @@ func TestElementDefaults(t *testing.T) {
 keys:
   - name: k
     key: sk-1
+  - name: strict
+    key: sk-2
+    preferences: false
 routes:
   - model: gpt-4o
 `+minimalUpstream, nil)
@@ -182,6 +185,8 @@ routes:
 		{"upstream spend period", u.SpendLimit, SpendLimit{Period: "month"}},
 		{"upstream affinity migration", u.AffinityMigration, AffinityMigration{Mode: "never"}},
 		{"key spend period", cfg.Keys[0].SpendLimit, SpendLimit{Period: "month"}},
+		{"key preferences allowed", cfg.Keys[0].Preferences, true},
+		{"key preferences: false", cfg.Keys[1].Preferences, false},
 		{"route affinity inherits", cfg.Routes[0].Affinity, RouteAffinity{}},
 	}
 	for _, c := range checks {

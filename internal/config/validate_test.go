@@ -151,7 +151,7 @@ func TestValidateRules(t *testing.T) {
 
 		// defaults (route settings)
 		{"defaults strategy unknown", func(c *Config) { c.Defaults.Strategy = "random" },
-			FieldError{"defaults.strategy", `must be one of adaptive, failover, least-conn, p2c-ewma, round-robin, smooth-wrr, weighted-random; got "random"`}},
+			FieldError{"defaults.strategy", `must be one of adaptive, failover, least-conn, lowest-cost, p2c-ewma, round-robin, smooth-wrr, weighted-random; got "random"`}},
 		{"defaults retries above 10", func(c *Config) { c.Defaults.Retries = 11 }, FieldError{"defaults.retries", "must be 0–10, got 11"}},
 		{"defaults retries negative", func(c *Config) { c.Defaults.Retries = -1 }, FieldError{"defaults.retries", "must be 0–10, got -1"}},
 		{"defaults timeout zero", func(c *Config) { c.Defaults.Timeout = 0 }, FieldError{"defaults.timeout", "must be > 0, got 0s"}},
@@ -277,7 +277,7 @@ func TestValidateRules(t *testing.T) {
 			c.Routes[0].FallbackModels = []string{"claude-3-5-haiku"}
 		}, ok},
 		{"route strategy unknown", func(c *Config) { c.Routes[0].Strategy = "fastest" },
-			FieldError{"routes[0].strategy", `must be one of adaptive, failover, least-conn, p2c-ewma, round-robin, smooth-wrr, weighted-random; got "fastest"`}},
+			FieldError{"routes[0].strategy", `must be one of adaptive, failover, least-conn, lowest-cost, p2c-ewma, round-robin, smooth-wrr, weighted-random; got "fastest"`}},
 		{"route retries above 10", func(c *Config) { c.Routes[0].Retries = 11 }, FieldError{"routes[0].retries", "must be 0–10, got 11"}},
 		{"route timeout zero", func(c *Config) { c.Routes[0].Timeout = 0 }, FieldError{"routes[0].timeout", "must be > 0, got 0s"}},
 		{"route first byte timeout above its own timeout", func(c *Config) { c.Routes[0].Timeout = 30 * time.Second },
@@ -463,7 +463,7 @@ func TestValidateCollectsAllErrorsInFileOrder(t *testing.T) {
 	want := Errors{
 		{"listen", "required"},
 		{"log.level", `must be one of debug, info, warn, error; got "loud"`},
-		{"defaults.strategy", `must be one of adaptive, failover, least-conn, p2c-ewma, round-robin, smooth-wrr, weighted-random; got "x"`},
+		{"defaults.strategy", `must be one of adaptive, failover, least-conn, lowest-cost, p2c-ewma, round-robin, smooth-wrr, weighted-random; got "x"`},
 		{"affinity.max_entries", "must be 1–10000000, got 0"},
 		{"circuit.window", "must be > 0, got 0s"},
 		{"keys[0].name", "required"},

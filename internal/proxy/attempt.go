@@ -41,10 +41,11 @@ type attempt struct {
 	up    *upstream
 	lease state.Lease
 	rs    config.RouteSettings
-	model string // the model tried: the request's, or a fallback
-	body  []byte // the client's body, with model
-	i     int    // its place in the request log's list
-	hedge bool   // started as a hedge beside a slower attempt
+	model string      // the model tried: the request's, or a fallback
+	out   *outputEWMA // the route's output tokens, fed by a success
+	body  []byte      // the client's body, with model
+	i     int         // its place in the request log's list
+	hedge bool        // started as a hedge beside a slower attempt
 	// cancel ends the attempt's context with a cause: its first-byte or
 	// idle timeout, a lost race, or the attempt's end.
 	cancel    context.CancelCauseFunc
@@ -224,6 +225,7 @@ func (a *attempt) end(res outcome.Outcome, e state.Ending) {
 		o.Metrics.UpstreamError(name, res.Kind)
 	}
 	if res.Class == outcome.Success {
+		a.out.observe(res.OutputTokens)
 		if ttft := cmp.Or(res.TTFT, res.Headers); ttft > 0 {
 			o.Metrics.TTFT(name, ttft)
 		}

@@ -70,6 +70,7 @@ type route struct {
 	hedge      hedgePolicy
 	affinity   affinity.Policy
 	affinityOn bool
+	out        *outputEWMA // output tokens of the route's answers, kept across reloads
 }
 
 // CatalogInput is what a Catalog is built from.
@@ -182,6 +183,10 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 			rt.hedges = limits.NewHedgeBudget(in.Clock, r.Hedge.Budget)
 		}
 		rt.affinity, rt.affinityOn = affinity.PolicyFor(in.Affinity, r.Affinity)
+		rt.out = new(outputEWMA)
+		if old := in.Previous.sameRoute(r); old != nil {
+			rt.out = old.out
+		}
 		return rt, nil
 	}
 	for i, r := range in.Routes {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"switchyard/internal/affinity"
@@ -26,8 +27,8 @@ type sessionRef struct {
 // one is served; it returns the error to answer when none is.
 func (x *exchange) loop(ctx context.Context, rt *route) error {
 	for i, model := range append([]string{x.model}, rt.cfg.FallbackModels...) {
-		if i > 0 && !x.key.allows(model) {
-			continue
+		if i > 0 && (!x.key.allows(model) || x.prefs != nil && x.prefs.NoFallbacks) {
+			continue // allow_fallbacks: false keeps the request on its own model's plan
 		}
 		if x.tryModel(ctx, model, i > 0) {
 			return nil
@@ -41,6 +42,10 @@ func (x *exchange) loop(ctx context.Context, rt *route) error {
 			return nil
 		}
 		return newError(ErrModelNotFound, fmt.Sprintf("no upstream serves model %q", x.model))
+	}
+	if x.tally.attempts == 0 && x.tally.preferred != "" && ctx.Err() == nil {
+		return newError(ErrNoPreferredUpstream, "no upstream for model "+strconv.Quote(x.model)+
+			" matches the request's routing preferences: "+x.tally.preferred)
 	}
 	if x.tally.attempts == 0 && x.tally.incompatible != "" && ctx.Err() == nil {
 		return x.tally.incompatibleError(x.model, x.tr.err)
@@ -109,14 +114,14 @@ func (x *exchange) decided(d *balancer.Decision, tried []store.Attempt) {
 // plan asks rt's balancer for the order of ups with the live state, and
 // returns it with the shortest wait until an unavailable candidate frees up.
 func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*upstream, bodyLen int64) (balancer.Plan, time.Duration) {
-	cands, wait := x.s.snapshot(ups, x.est)
+	cands, wait := x.s.snapshot(ups, model, x.est)
 	if x.tr.client != nil {
 		x.markCompatible(cands, ups, model)
 	}
 	x.pinned.markPinned(cands)
 	req := balancer.Request{
 		RequestID: x.log.ID, Model: model, Key: x.key.cfg.Name, Stream: x.stream, K: 1 + rt.cfg.Retries,
-		BodyLen: bodyLen,
+		BodyLen: bodyLen, InputTokens: bodyLen / 4, MaxTokens: x.maxTokens, OutputEWMA: rt.out.value(), Prefs: x.prefs,
 	}
 	x.pin(ctx, &req, rt)
 	plan := rt.bal.Plan(req, cands)
@@ -126,6 +131,9 @@ func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*ups
 	}
 	if len(plan.Order)+len(plan.Waitable) == 0 {
 		x.tally.noteIncompatible(&plan.Decision)
+		if x.prefs != nil {
+			x.tally.notePreferences(&plan.Decision)
+		}
 		x.pinned.notePinned(&plan.Decision, &x.tally)
 	}
 	if x.session.id != "" && rt.affinityOn {
@@ -189,7 +197,7 @@ func (x *exchange) newAttempt(ctx context.Context, up *upstream, lease state.Lea
 		ctx = x.trace.attempt(ctx, &x.request, i, x.began.Add(x.log.Tried[i].Start), up, model, hedge)
 	}
 	actx, cancel := context.WithCancelCause(ctx)
-	a = &attempt{req: &x.request, up: up, lease: lease, rs: rt.cfg.RouteSettings, model: model, body: body,
+	a = &attempt{req: &x.request, up: up, lease: lease, rs: rt.cfg.RouteSettings, model: model, out: rt.out, body: body,
 		i: i, hedge: hedge, cancel: cancel}
 	return a, actx
 }
