@@ -416,7 +416,8 @@ func Default() Config {
 			Hedge:             Hedge{Delay: "0s", Max: 1, Budget: 0.1},
 		},
 		Affinity: Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000, FailBack: true, ResponseTTL: 24 * time.Hour,
-			ConversationMaxBytes: 1 << 20, MaxConversations: 10000},
+			ConversationMaxBytes: 1 << 20, MaxConversations: 10000,
+			Prefix: PrefixAffinity{Enabled: true, MinTokens: 1024, TTL: 5 * time.Minute, MaxShare: 0.5}},
 		Health:  Health{Interval: 30 * time.Second, Probe: "models", Timeout: 5 * time.Second},
 		Tracing: Tracing{SampleRatio: 1, ServiceName: "switchyard"},
 		Circuit: Circuit{

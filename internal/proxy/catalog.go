@@ -66,6 +66,10 @@ type route struct {
 	hedge      hedgePolicy
 	affinity   affinity.Policy
 	affinityOn bool
+	// prefix holds the route's prefix affinity, on where prefixOn and
+	// affinityOn are (docs/routing.md#prefix-cache-affinity).
+	prefix   affinity.Prefix
+	prefixOn bool
 }
 
 // CatalogInput is what a Catalog is built from.
@@ -174,6 +178,7 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 			rt.hedges = limits.NewHedgeBudget(in.Clock, r.Hedge.Budget)
 		}
 		rt.affinity, rt.affinityOn = affinity.PolicyFor(in.Affinity, r.Affinity)
+		rt.prefix, rt.prefixOn = affinity.PrefixPolicy(in.Affinity, r.Affinity, rt.affinity)
 		return rt, nil
 	}
 	for i, r := range in.Routes {

@@ -42,7 +42,9 @@ type request struct {
 	// idValue is id as the X-Request-Id header value sent upstream.
 	idValue []string
 	est     int64 // estimated tokens: prompt bytes/4 + max_tokens
-	traced  bool  // the request is traced: attempts carry spans
+	// prompt is the canonical prompt's raw parts, for prefix affinity.
+	prompt affinity.Prompt
+	traced bool // the request is traced: attempts carry spans
 	// tr decodes the request into the canonical form once, for the
 	// attempts on upstreams of other families (its sync.Once guards it).
 	tr translation
@@ -130,6 +132,7 @@ func (x *exchange) run() error {
 	}
 	if rt.affinityOn {
 		x.session.id, x.session.source = affinity.Extract(x.codec.Family(), x.r.Header, x.body)
+		x.prefixSession(rt)
 	}
 	rt.budget.Request()
 	if rt.hedge.on() {
@@ -174,6 +177,8 @@ func (q *request) peek() error {
 			slot = &toks[1]
 		case "max_output_tokens":
 			slot = &toks[2]
+		default:
+			q.prompt.Set(affinity.PromptField(k.Str), v.Raw)
 		}
 		if slot != nil && !slot.Exists() {
 			*slot = v
