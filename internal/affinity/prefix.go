@@ -3,6 +3,7 @@ package affinity
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"math"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
@@ -22,34 +23,40 @@ const prefixIDTag = "prefix:"
 // IsPrefixID reports whether id is a prefix binding's (PrefixID).
 func IsPrefixID(id string) bool { return strings.HasPrefix(id, prefixIDTag) }
 
-// Prompt is the canonical prompt of a request
+// Prompt locates the canonical prompt of a request in its body
 // (docs/routing.md#prefix-cache-affinity): its tools, its system prompt and
-// its messages, each the raw JSON value as the client sent it ("" when
-// absent). Which body field holds each depends on the protocol; see
+// its messages, each the raw JSON value as the client sent it (absent ones
+// empty). Which body field holds each depends on the protocol; see
 // PromptField. Fields like model, temperature, max_tokens and stream are no
-// part of it.
+// part of it. It holds byte offsets, not strings, to stay small in the
+// proxy's per-request state.
 type Prompt struct {
-	Tools, System, Messages string
+	parts [numParts]span
 }
+
+// span is a half-open byte range of a request body.
+type span struct{ off, end uint32 }
 
 // Part is the role of a request body's top-level field in the canonical
 // prompt.
 type Part uint8
 
-// The parts of a Prompt.
+// The parts of a Prompt, in their canonical order.
 const (
-	PartNone Part = iota
-	PartTools
+	PartTools Part = iota
 	PartSystem
 	PartMessages
+	PartNone
 )
 
+const numParts = int(PartNone)
+
 // PromptField returns the part of the canonical prompt a top-level body
-// field holds, whatever the protocol: tools; system (Anthropic, Bedrock),
-// instructions (OpenAI Responses), systemInstruction or system_instruction
-// (Gemini); messages (OpenAI Chat, Anthropic, Bedrock), input (OpenAI
-// Responses), contents (Gemini). An OpenAI Chat system prompt is its first
-// message, so it is part of messages. Bedrock's toolConfig holds its tools.
+// field holds, whatever the protocol: tools (Bedrock: toolConfig); system
+// (Anthropic, Bedrock), instructions (OpenAI Responses), systemInstruction
+// or system_instruction (Gemini); messages (OpenAI Chat, Anthropic,
+// Bedrock), input (OpenAI Responses), contents (Gemini). An OpenAI Chat
+// system prompt is its first message, so it is part of messages.
 func PromptField(name string) Part {
 	switch name {
 	case "tools", "toolConfig":
@@ -62,55 +69,56 @@ func PromptField(name string) Part {
 	return PartNone
 }
 
-// Set stores raw as part k of p; a part already set (a repeated key) stays.
-func (p *Prompt) Set(k Part, raw string) {
-	var slot *string
-	switch k {
-	case PartTools:
-		slot = &p.Tools
-	case PartSystem:
-		slot = &p.System
-	case PartMessages:
-		slot = &p.Messages
-	default:
+// Set records that part k is the raw JSON value at byte offset index of
+// the body, as gjson reports a top-level value (Result.Raw and
+// Result.Index); a part already set (a repeated key) stays, and PartNone
+// is ignored.
+func (p *Prompt) Set(k Part, raw string, index int) {
+	if k >= PartNone || p.parts[k].end != 0 || raw == "" || index < 0 || index+len(raw) > math.MaxUint32 {
 		return
 	}
-	if *slot == "" {
-		*slot = raw
-	}
+	p.parts[k] = span{uint32(index), uint32(index + len(raw))}
 }
 
 // partTags start the parts in the canonical byte sequence, so that the
 // same bytes moved from one part to another hash differently.
-var partTags = [...]string{"\x01", "\x02", "\x03"}
+var partTags = [numParts]byte{1, 2, 3}
 
 // Len is the length of p's canonical byte sequence: each part's tag and
 // raw JSON, tools, system, messages.
 func (p Prompt) Len() int {
-	return len(partTags) + len(p.Tools) + len(p.System) + len(p.Messages)
+	n := numParts
+	for _, s := range p.parts {
+		n += int(s.end - s.off)
+	}
+	return n
 }
 
-// PrefixID returns the id a request whose canonical prompt is p is bound
-// under with prefix affinity: "prefix:" and 16 hex digits of the xxHash64 of
-// the first minTokens×4 bytes of p's canonical sequence; "" when the
-// sequence is shorter than that (minTokens tokens, estimated as bytes/4).
-// Requests whose prompts share those bytes get the same id however their
-// later messages, model or sampling parameters differ. It reads no more
-// than minTokens×4 bytes and allocates only the returned id.
-func PrefixID(p Prompt, minTokens int) string {
+// PrefixID returns the id a request whose body is body and whose
+// canonical prompt p locates in it is bound under with prefix affinity:
+// "prefix:" and 16 hex digits of the xxHash64 of the first minTokens×4
+// bytes of p's canonical sequence; "" when the sequence is shorter than
+// that (minTokens tokens, estimated as bytes/4). Requests whose prompts
+// share those bytes get the same id however their later messages, model
+// or sampling parameters differ. It reads no more than minTokens×4 bytes
+// and allocates only the returned id.
+func PrefixID(body []byte, p Prompt, minTokens int) string {
 	n := minTokens * 4
 	if minTokens <= 0 || p.Len() < n {
 		return ""
 	}
 	var d xxhash.Digest
 	d.Reset()
-	for i, part := range [...]string{p.Tools, p.System, p.Messages} {
-		for _, s := range [2]string{partTags[i], part} {
-			if len(s) > n {
-				s = s[:n]
+	for i, sp := range p.parts {
+		if int(sp.end) > len(body) {
+			return "" // not this body's prompt
+		}
+		for _, b := range [2][]byte{partTags[i : i+1], body[sp.off:sp.end]} {
+			if len(b) > n {
+				b = b[:n]
 			}
-			_, _ = d.WriteString(s)
-			n -= len(s)
+			_, _ = d.Write(b)
+			n -= len(b)
 		}
 	}
 	var sum [8]byte

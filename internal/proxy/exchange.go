@@ -42,12 +42,12 @@ type request struct {
 	// idValue is id as the X-Request-Id header value sent upstream.
 	idValue []string
 	est     int64 // estimated tokens: prompt bytes/4 + max_tokens
-	// prompt is the canonical prompt's raw parts, for prefix affinity.
-	prompt affinity.Prompt
-	traced bool // the request is traced: attempts carry spans
+	traced  bool  // the request is traced: attempts carry spans
 	// tr decodes the request into the canonical form once, for the
 	// attempts on upstreams of other families (its sync.Once guards it).
 	tr translation
+	// prompt is the canonical prompt's raw parts, for prefix affinity.
+	prompt affinity.Prompt
 }
 
 // exchange is one client request on its way through the attempt loop:
@@ -178,7 +178,7 @@ func (q *request) peek() error {
 		case "max_output_tokens":
 			slot = &toks[2]
 		default:
-			q.prompt.Set(affinity.PromptField(k.Str), v.Raw)
+			q.prompt.Set(affinity.PromptField(k.Str), v.Raw, v.Index)
 		}
 		if slot != nil && !slot.Exists() {
 			*slot = v

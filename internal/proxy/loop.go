@@ -146,7 +146,7 @@ func (x *exchange) prefixSession(rt *route) {
 	if x.session.id != "" || !rt.prefixOn || len(x.body) < rt.prefix.MinTokens*4 {
 		return
 	}
-	if id := affinity.PrefixID(x.prompt, rt.prefix.MinTokens); id != "" {
+	if id := affinity.PrefixID(x.body, x.prompt, rt.prefix.MinTokens); id != "" {
 		x.session.id, x.session.source = id, affinity.PrefixSource
 	}
 }
