@@ -20,6 +20,7 @@ import (
 	"switchyard/internal/balancer"
 	"switchyard/internal/config"
 	"switchyard/internal/mock"
+	"switchyard/internal/proxy"
 )
 
 // End-to-end tests of prefix-cache affinity
@@ -137,6 +138,11 @@ func TestPrefixAffinityLandsOnOneUpstream(t *testing.T) {
 			if b := boundTo(t, e, id, first); b.APIKey != "e2e" || b.Route != "*" {
 				t.Errorf("binding key %+v, want key e2e on the default route *", b.Key)
 			}
+			d, err := e.G.Explain(ctx, proxy.ExplainRequest{Model: tc.model, Key: "e2e", Session: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantAffinity(t, "explain", d, balancer.AffinityRecord{Session: id, Source: "prefix", Bound: first, Result: balancer.AffinityHit})
 		})
 	}
 }
