@@ -310,9 +310,9 @@ func TestLint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// one series per family, except tokens (2), affinity (6) and breaker state (3)
-	if n != 24 {
-		t.Errorf("series = %d, want 24", n)
+	// one series per family, except tokens (2), affinity (7) and breaker state (3)
+	if n != 25 {
+		t.Errorf("series = %d, want 25", n)
 	}
 }
 
