@@ -150,7 +150,8 @@ func (x *exchange) run() error {
 }
 
 // peek reads model and stream from the body without decoding it whole;
-// a model and stream the path gave (Gemini) stand.
+// a model and stream the path gave (Gemini) stand. In the same pass it
+// notes where the canonical prompt's parts are, for prefix affinity.
 func (q *request) peek() error {
 	// RFC 8259 §8.1: JSON text is UTF-8; gjson does not check strings.
 	if !gjson.ValidBytes(q.body) || !utf8.Valid(q.body) {

@@ -16,8 +16,8 @@ import (
 // sessionRef is a request's session and, on the route being tried, its
 // binding key.
 type sessionRef struct {
-	id     string // the session id, when affinity is on and the request has one
-	source string // where id was found
+	id     string // the session id, when affinity is on and the request has one; else its prompt's prefix id
+	source string // where id was found (affinity.PrefixSource for a prefix id)
 	key    affinity.Key
 	policy affinity.Policy
 }
