@@ -145,6 +145,12 @@ type Request struct {
 	// Prefs are the request's routing preferences
 	// (docs/routing.md#per-request-preferences); nil means none.
 	Prefs *Preferences
+	// MaxShare, when > 0, makes an available Pinned yield to normal
+	// selection while it carries more than this share of the candidates'
+	// in-flight requests and its tier has another available candidate
+	// (affinity.prefix.max_share, set for prefix bindings only:
+	// docs/routing.md#prefix-cache-affinity). 0 never yields.
+	MaxShare float64
 	// DryRun plans without advancing the state of stateful strategies
 	// (smooth-wrr, round-robin), for /admin/api/explain: the next real Plan
 	// picks what it would have picked anyway.

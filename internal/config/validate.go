@@ -201,6 +201,13 @@ func (v *validator) nonNegative(path string, d time.Duration) {
 	}
 }
 
+// share checks a fraction in (0, 1].
+func (v *validator) share(path string, f float64) {
+	if math.IsNaN(f) || f <= 0 || f > 1 {
+		v.add(path, "must be in (0, 1], got %v", f)
+	}
+}
+
 // amount checks a price or a spend cap: a finite number ≥ 0.
 func (v *validator) amount(path string, f float64) {
 	if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {

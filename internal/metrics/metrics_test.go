@@ -81,7 +81,7 @@ func TestFamilies(t *testing.T) {
 		{"switchyard_spend_usd_total", map[string]float64{"key=team-a,upstream=openai-main": 0.75}},
 		{"switchyard_selections_total", map[string]float64{"route=gpt-4o,upstream=openai-main": 1}},
 		{"switchyard_affinity_total", map[string]float64{
-			"result=hit": 2, "result=miss": 0, "result=fallthrough": 0, "result=migrated": 1, "result=stand_in": 0, "result=other": 0,
+			"result=hit": 2, "result=miss": 0, "result=fallthrough": 0, "result=migrated": 1, "result=stand_in": 0, "result=yielded": 0, "result=other": 0,
 		}},
 		{"switchyard_request_logs_dropped_total", map[string]float64{"": 3}},
 	}
@@ -163,7 +163,7 @@ func TestBoundedLabels(t *testing.T) {
 		{"unknown affinity result", nil,
 			func(m *Metrics) { m.Affinity("session-abc") },
 			"switchyard_affinity_total",
-			map[string]float64{"result=hit": 0, "result=miss": 0, "result=fallthrough": 0, "result=migrated": 0, "result=stand_in": 0, "result=other": 1}},
+			map[string]float64{"result=hit": 0, "result=miss": 0, "result=fallthrough": 0, "result=migrated": 0, "result=stand_in": 0, "result=yielded": 0, "result=other": 1}},
 		{"keys accepted as given without WithKeys", nil,
 			func(m *Metrics) { m.Spend("openai-main", "team-b", 1); m.Spend("openai-main", "", 2) },
 			"switchyard_spend_usd_total",
@@ -310,9 +310,9 @@ func TestLint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// one series per family, except tokens (2), affinity (6) and breaker state (3)
-	if n != 24 {
-		t.Errorf("series = %d, want 24", n)
+	// one series per family, except tokens (2), affinity (7) and breaker state (3)
+	if n != 25 {
+		t.Errorf("series = %d, want 25", n)
 	}
 }
 

@@ -71,6 +71,10 @@ type route struct {
 	affinity   affinity.Policy
 	affinityOn bool
 	out        *outputEWMA // output tokens of the route's answers, kept across reloads
+	// prefix holds the route's prefix affinity, on where prefixOn and
+	// affinityOn are (docs/routing.md#prefix-cache-affinity).
+	prefix   affinity.Prefix
+	prefixOn bool
 }
 
 // CatalogInput is what a Catalog is built from.
@@ -187,6 +191,7 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 		if old := in.Previous.sameRoute(r); old != nil {
 			rt.out = old.out
 		}
+		rt.prefix, rt.prefixOn = affinity.PrefixPolicy(in.Affinity, r.Affinity, rt.affinity)
 		return rt, nil
 	}
 	for i, r := range in.Routes {

@@ -56,6 +56,8 @@ type request struct {
 	// tr decodes the request into the canonical form once, for the
 	// attempts on upstreams of other families (its sync.Once guards it).
 	tr translation
+	// prompt is the canonical prompt's raw parts, for prefix affinity.
+	prompt affinity.Prompt
 }
 
 // exchange is one client request on its way through the attempt loop:
@@ -143,6 +145,7 @@ func (x *exchange) run() error {
 	}
 	if rt.affinityOn {
 		x.session.id, x.session.source = affinity.Extract(x.codec.Family(), x.r.Header, x.body)
+		x.prefixSession(rt)
 	}
 	rt.budget.Request()
 	if rt.hedge.on() {
@@ -160,7 +163,8 @@ func (x *exchange) run() error {
 }
 
 // peek reads model and stream from the body without decoding it whole;
-// a model and stream the path gave (Gemini) stand.
+// a model and stream the path gave (Gemini) stand. In the same pass it
+// notes where the canonical prompt's parts are, for prefix affinity.
 func (q *request) peek() error {
 	// RFC 8259 §8.1: JSON text is UTF-8; gjson does not check strings.
 	if !gjson.ValidBytes(q.body) || !utf8.Valid(q.body) {
@@ -189,6 +193,8 @@ func (q *request) peek() error {
 			slot = &toks[2]
 		case prefsField:
 			slot = &prefs
+		default:
+			q.prompt.Set(affinity.PromptField(k.Str), v.Raw, v.Index)
 		}
 		if slot != nil && !slot.Exists() {
 			*slot = v

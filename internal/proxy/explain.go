@@ -18,7 +18,9 @@ type ExplainRequest struct {
 	Model string
 	// Key, when set, restricts candidates to what that client key may use.
 	Key string
-	// Session is the session id the decision is made for.
+	// Session is the session id the decision is made for; a prefix
+	// binding's id ("prefix:…", as the decisions and the affinity admin
+	// API show it) is explained under the route's prefix policy.
 	Session string
 	// Stream plans for a streaming request.
 	Stream bool
@@ -72,9 +74,14 @@ func (s *Server) Explain(ctx context.Context, req ExplainRequest) (*balancer.Dec
 		}
 		breq.Prefs = prefs
 	}
-	if req.Session != "" && rt.affinityOn {
-		breq.SessionSource = "explain"
-		if b, ok := s.opts.Affinity.Peek(ctx, affinity.Key{APIKey: keyName, Route: rt.cfg.Model, Session: req.Session}, rt.affinity); ok {
+	var pol affinity.Policy
+	prefix := affinity.IsPrefixID(req.Session)
+	if req.Session != "" && rt.affinityOn && (!prefix || rt.prefixOn) {
+		breq.SessionSource, pol = "explain", rt.affinity
+		if prefix {
+			breq.SessionSource, pol, breq.MaxShare = affinity.PrefixSource, rt.prefix.Policy, rt.prefix.MaxShare
+		}
+		if b, ok := s.opts.Affinity.Peek(ctx, affinity.Key{APIKey: keyName, Route: rt.cfg.Model, Session: req.Session}, pol); ok {
 			breq.Pinned, breq.StandIn = b.Upstream, b.StandIn
 			if up := cat.byName[b.Upstream]; up != nil {
 				breq.Migrate = up.migrate

@@ -17,8 +17,8 @@ import (
 // sessionRef is a request's session and, on the route being tried, its
 // binding key.
 type sessionRef struct {
-	id     string // the session id, when affinity is on and the request has one
-	source string // where id was found
+	id     string // the session id, when affinity is on and the request has one; else its prompt's prefix id
+	source string // where id was found (affinity.PrefixSource for a prefix id)
 	key    affinity.Key
 	policy affinity.Policy
 }
@@ -136,7 +136,7 @@ func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*ups
 		}
 		x.pinned.notePinned(&plan.Decision, &x.tally)
 	}
-	if x.session.id != "" && rt.affinityOn {
+	if x.session.key.Session != "" {
 		x.s.opts.Metrics.Affinity(plan.Decision.Affinity.Result)
 	}
 	if plan.Decision.Chosen != "" {
@@ -145,14 +145,34 @@ func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*ups
 	return plan, wait
 }
 
-// pin looks up the session's binding on route rt and sets it on req.
+// prefixSession gives a request without a session id whose canonical
+// prompt is at least the route's affinity.prefix.min_tokens long the id
+// of its prefix (docs/routing.md#prefix-cache-affinity). A body shorter
+// than min_tokens×4 bytes cannot hold such a prompt: it costs one
+// comparison.
+func (x *exchange) prefixSession(rt *route) {
+	if x.session.id != "" || !rt.prefixOn || len(x.body) < rt.prefix.MinTokens*4 {
+		return
+	}
+	if id := affinity.PrefixID(x.body, x.prompt, rt.prefix.MinTokens); id != "" {
+		x.session.id, x.session.source = id, affinity.PrefixSource
+	}
+}
+
+// pin looks up the session's binding on route rt and sets it on req. A
+// prefix binding follows rt's prefix policy, and on a route with prefix
+// affinity off it is not looked up.
 func (x *exchange) pin(ctx context.Context, req *balancer.Request, rt *route) {
 	x.session.key = affinity.Key{}
-	if x.session.id == "" || !rt.affinityOn {
+	prefix := x.session.source == affinity.PrefixSource
+	if x.session.id == "" || !rt.affinityOn || prefix && !rt.prefixOn {
 		return
 	}
 	req.Session, req.SessionSource = x.session.id, x.session.source
 	x.session.key, x.session.policy = affinity.Key{APIKey: x.key.cfg.Name, Route: rt.cfg.Model, Session: x.session.id}, rt.affinity
+	if prefix {
+		x.session.policy, req.MaxShare = rt.prefix.Policy, rt.prefix.MaxShare
+	}
 	if bound, ok := x.s.opts.Affinity.Get(ctx, x.session.key, x.session.policy); ok {
 		req.Pinned, req.StandIn = bound.Home, bound.StandIn
 		if up := x.cat.byName[bound.Home]; up != nil {
@@ -379,9 +399,13 @@ const (
 // — becomes its stand-in, which later turns go to while the home is out,
 // so that one substitute's prompt cache warms up instead of the session
 // scattering. Without fail_back, that upstream becomes its home. A home
-// that no longer serves the model, a miss and a migration bind anew.
+// that no longer serves the model, a miss and a migration bind anew. A
+// prefix binding that yielded to normal selection stays as it is
+// (docs/routing.md#prefix-cache-affinity).
 func bindingOf(a balancer.AffinityRecord, name string, failBack bool) sessionBind {
 	switch {
+	case a.Result == balancer.AffinityYielded:
+		return bindNone
 	case a.Result == balancer.AffinityHit && name == a.Bound,
 		a.Result != balancer.AffinityHit && a.Result != balancer.AffinityFallthrough && a.Result != balancer.AffinityStandIn,
 		a.Reason == balancer.ReasonNotACandidate,

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/outcome"
 	"switchyard/internal/pricing"
@@ -29,6 +30,8 @@ const simKey = "simulator"
 // begin starts a client request as a task: it goes through the gateway's
 // real handler, and its session's next turn is scheduled when it ends.
 func (r *run) begin(q *request) {
+	r.reqs++
+	q.id = r.reqs
 	r.sched.spawn(q, func() {
 		r.serve(q)
 		r.complete(q)
@@ -57,8 +60,9 @@ func (r *run) serve(q *request) {
 
 var jsonType = []string{"application/json"}
 
-// body is q's JSON body: bodyLen bytes, so that the gateway's token
-// estimate (body bytes/4 + max_tokens) is the prompt's.
+// body is q's JSON body: bodyLen bytes (or a few more, for a tiny
+// prompt), so that the gateway's token estimate (body bytes/4 +
+// max_tokens) is the prompt's.
 func (r *run) body(q *request) []byte {
 	b := make([]byte, 0, q.bodyLen)
 	b = append(b, `{"model":`...)
@@ -68,6 +72,11 @@ func (r *run) body(q *request) []byte {
 	b = append(b, `,"max_tokens":`...)
 	b = strconv.AppendInt(b, q.maxTok, 10)
 	b = append(b, `,"messages":[{"role":"user","content":"`...)
+	// Each request's prompt starts with its own number: the simulated
+	// clients send distinct prompts, which prefix-cache affinity
+	// (docs/routing.md#prefix-cache-affinity) does not bind together.
+	b = strconv.AppendUint(b, q.id, 10)
+	b = append(b, ' ')
 	tail := `"}]}`
 	if pad := int(q.bodyLen) - len(b) - len(tail); pad > 0 {
 		b = append(b, bytes.Repeat([]byte{'x'}, pad)...)
@@ -157,8 +166,13 @@ func (s recordingStats) Observe(upstream string, o outcome.Outcome, now time.Tim
 	}
 }
 
-// decision counts each plan's affinity result.
-func (r *run) decision(d *balancer.Decision) { r.rec.plan(d.Affinity.Result) }
+// decision counts each plan's session-affinity result; prefix bindings
+// (docs/routing.md#prefix-cache-affinity) are not sessions.
+func (r *run) decision(d *balancer.Decision) {
+	if d.Affinity.Source != affinity.PrefixSource {
+		r.rec.plan(d.Affinity.Result)
+	}
+}
 
 // goTask runs f, an attempt a hedged request races, as a task of the
 // scheduler serving the running task's request. An attempt launched while
