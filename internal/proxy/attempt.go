@@ -49,6 +49,10 @@ type attempt struct {
 	cancel    context.CancelCauseFunc
 	firstByte clock.Timer
 	started   bool            // start reached the first data event
+	// askedUsage: the client's stream did not ask for usage, so the
+	// request asks for it and the relay drops its chunk
+	// (codec.StreamUsage).
+	askedUsage bool
 	o         outcome.Outcome // how a failed start ended
 	answer
 	wireState
@@ -114,7 +118,11 @@ func (a *attempt) start(ctx context.Context) bool {
 func (a *attempt) encode(upModel string) ([]byte, error) {
 	q := a.req
 	if a.wire == nil {
-		return q.codec.Encode(a.body, modelChange(a.model, upModel), a.up.family(a.model))
+		body, err := q.codec.Encode(a.body, modelChange(a.model, upModel), a.up.family(a.model))
+		if su, ok := q.codec.(codec.StreamUsage); ok && err == nil && q.stream {
+			body, a.askedUsage, err = su.AskUsage(body)
+		}
+		return body, err
 	}
 	req, err := q.tr.canonical(q.body, q.model, q.stream)
 	if err != nil {
