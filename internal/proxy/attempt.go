@@ -48,12 +48,12 @@ type attempt struct {
 	// idle timeout, a lost race, or the attempt's end.
 	cancel    context.CancelCauseFunc
 	firstByte clock.Timer
-	started   bool            // start reached the first data event
+	started   bool // start reached the first data event
 	// askedUsage: the client's stream did not ask for usage, so the
 	// request asks for it and the relay drops its chunk
 	// (codec.StreamUsage).
 	askedUsage bool
-	o         outcome.Outcome // how a failed start ended
+	o          outcome.Outcome // how a failed start ended
 	answer
 	wireState
 }
