@@ -26,7 +26,7 @@ var _ StreamUsage = openAI{}
 
 // AskUsage sets stream_options.include_usage unless it is already true.
 func (openAI) AskUsage(body []byte) ([]byte, bool, error) {
-	if gjson.GetBytes(body, "stream_options.include_usage").Type == gjson.True {
+	if peekJSON(body, "stream_options.include_usage").Type == gjson.True {
 		return body, false, nil
 	}
 	b, err := sjson.SetBytes(body, "stream_options.include_usage", true)
@@ -40,9 +40,19 @@ func (openAI) AskUsage(body []byte) ([]byte, bool, error) {
 // one include_usage adds. The chunks before it carry "usage":null, which
 // the client gets as the upstream sent it (a null usage is what the
 // protocol's schema allows on any chunk).
+//
+// It runs on every event of such a stream, so a chunk whose "usage" is not
+// an object is turned down by a byte scan, before any JSON is parsed
+// (BenchmarkUsageOnly).
 func (openAI) UsageOnly(ev *Event) bool {
-	if !bytes.Contains(ev.Data, []byte(`"usage"`)) || peekJSON(ev.Data, "choices.0").Exists() {
+	d := ev.Data
+	i := bytes.LastIndex(d, []byte(`"usage"`))
+	if i < 0 {
 		return false
 	}
-	return peekJSON(ev.Data, "usage").IsObject()
+	rest := bytes.TrimLeft(d[i+len(`"usage"`):], " \t\r\n:")
+	if len(rest) == 0 || rest[0] != '{' || peekJSON(d, "choices.0").Exists() {
+		return false
+	}
+	return peekJSON(d, "usage").IsObject()
 }
