@@ -16,6 +16,7 @@ import (
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
+	"switchyard/internal/pricing"
 	"switchyard/internal/proxy"
 	"switchyard/internal/state"
 )
@@ -38,7 +39,11 @@ func newExplainCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("loading %s:\n%w", cfgPath, err)
 			}
-			return explain(cmd.Context(), cmd.OutOrStdout(), cfg, req, asJSON)
+			cat, err := pricing.LoadCatalogue(cfg.Pricing.Catalogue, configDir(cfgPath))
+			if err != nil {
+				return fmt.Errorf("loading pricing.catalogue: %w", err)
+			}
+			return explain(cmd.Context(), cmd.OutOrStdout(), cfg, cat, req, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -53,10 +58,11 @@ func newExplainCmd() *cobra.Command {
 	return cmd
 }
 
-func explain(ctx context.Context, out io.Writer, cfg *config.Config, req proxy.ExplainRequest, asJSON bool) error {
+func explain(ctx context.Context, out io.Writer, cfg *config.Config, prices *pricing.Catalogue, req proxy.ExplainRequest, asJSON bool) error {
 	clk := clock.Real{}
 	cat, err := proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: cfg.Upstreams, Keys: cfg.Keys, Routes: cfg.Routes, Defaults: cfg.Defaults, Seed: 1, Now: clk.Now,
+		Catalogue: prices,
 	})
 	if err != nil {
 		return err

@@ -502,7 +502,10 @@ func TestDesignExampleParses(t *testing.T) {
 		{"upstream api key", u.APIKey, "sk-openai"},
 		{"upstream model map", u.ModelMap, map[string]string{"gpt-4o": "gpt-4o-2024-08-06"}},
 		{"upstream weight", u.Weight, 3},
-		{"upstream price", u.Price, Price{InputPerMTok: 2.5, OutputPerMTok: 10}},
+		{"upstream price", u.Price, Price{InputPerMTok: 2.5, OutputPerMTok: 10, CacheReadPerMTok: 1.25}},
+		{"upstream prices", u.Prices, map[string]Price{"gpt-4o-mini*": {InputPerMTok: 0.15, OutputPerMTok: 0.6, CacheReadPerMTok: 0.075}}},
+		{"upstream price multiplier", u.PriceMultiplier, 1.0},
+		{"pricing catalogue", cfg.Pricing.Catalogue, "builtin"},
 		{"upstream queue", u.Queue, Queue{Timeout: 5 * time.Second, MaxLength: 100}},
 	}
 	for _, c := range checks {

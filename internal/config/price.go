@@ -1,7 +1,9 @@
 package config
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -87,20 +89,6 @@ func PricePatterns(prices map[string]Price) []string {
 	return keys
 }
 
-// MatchPrice returns the entry of prices whose pattern matches model first
-// in PricePatterns order.
-func MatchPrice(prices map[string]Price, model string) (Price, bool) {
-	if p, ok := prices[model]; ok {
-		return p, true
-	}
-	for _, k := range PricePatterns(prices) {
-		if Glob(k, model) {
-			return prices[k], true
-		}
-	}
-	return Price{}, false
-}
-
 // check validates a price at path: each field a finite amount ≥ 0.
 func (p Price) check(v *validator, path string) {
 	v.amount(subPath(path, "input_per_mtok"), p.InputPerMTok)
@@ -112,7 +100,7 @@ func (p Price) check(v *validator, path string) {
 // checkPrices validates an upstream's price, prices and price_multiplier.
 func (u *Upstream) checkPrices(v *validator, p func(string) string) {
 	u.Price.check(v, p("price"))
-	for _, k := range PricePatterns(u.Prices) {
+	for _, k := range slices.Sorted(maps.Keys(u.Prices)) {
 		kp := p("prices." + k)
 		if k == "" {
 			v.add(p("prices"), "model patterns (keys) must not be empty")

@@ -61,10 +61,7 @@ func LoadCatalogue(spec, baseDir string) (*Catalogue, error) {
 	case config.CatalogueNone:
 		return nil, nil
 	}
-	path := spec
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(baseDir, path)
-	}
+	path := ResolveCatalogue(spec, baseDir)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading price catalogue: %w", err)
@@ -74,6 +71,20 @@ func LoadCatalogue(spec, baseDir string) (*Catalogue, error) {
 		return nil, fmt.Errorf("price catalogue %s: %w", path, err)
 	}
 	return c, nil
+}
+
+// ResolveCatalogue returns spec with a relative file path made relative to
+// baseDir instead of the working directory; "builtin", "none" and absolute
+// paths are returned as they are.
+func ResolveCatalogue(spec, baseDir string) string {
+	switch spec {
+	case "", config.CatalogueBuiltin, config.CatalogueNone:
+		return spec
+	}
+	if filepath.IsAbs(spec) || baseDir == "" {
+		return spec
+	}
+	return filepath.Join(baseDir, spec)
 }
 
 // parseCatalogue decodes and checks a catalogue; its errors name the entry

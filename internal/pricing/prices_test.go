@@ -84,6 +84,16 @@ func TestLookupPrecedence(t *testing.T) {
 			model: "m-upstream", want: config.Price{InputPerMTok: 7, OutputPerMTok: 8, CacheReadPerMTok: 0.7, CacheWritePerMTok: 7}, wantSrc: configSrc,
 		},
 		{
+			name:  "a prices entry of zeros is a price: the catalogue's is not used",
+			u:     config.Upstream{Prices: map[string]config.Price{"*": {}}},
+			model: "m-upstream", want: config.Price{}, wantSrc: configSrc,
+		},
+		{
+			name:  "a price of zeros is not set: the catalogue's is used",
+			u:     config.Upstream{Price: config.Price{}},
+			model: "m-client", want: config.Price{InputPerMTok: 10, OutputPerMTok: 20, CacheReadPerMTok: 10, CacheWritePerMTok: 10}, wantSrc: catSrc,
+		},
+		{
 			name:  "unpriced",
 			u:     config.Upstream{ModelMap: map[string]string{"x": "y"}},
 			model: "x", wantSrc: Source{},

@@ -20,6 +20,7 @@ import (
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
+	"switchyard/internal/pricing"
 	"switchyard/internal/provider"
 	"switchyard/internal/state"
 	"switchyard/internal/store"
@@ -73,6 +74,8 @@ type fixtureOpts struct {
 	providers *provider.Registry
 	// tracer, when set, traces the requests.
 	tracer trace.Tracer
+	// catalogue is the price catalogue; nil is none.
+	catalogue *pricing.Catalogue
 }
 
 func newFixture(t *testing.T, ups []config.Upstream, o fixtureOpts) *fixture {
@@ -96,7 +99,7 @@ func newFixture(t *testing.T, ups []config.Upstream, o fixtureOpts) *fixture {
 		}
 	}
 	cat, err := NewCatalog(CatalogInput{Upstreams: ups, Keys: keys, Routes: o.routes, Defaults: cfg.Defaults, Seed: 1, Now: fc.Now,
-		Clock: fc, Providers: o.providers})
+		Clock: fc, Providers: o.providers, Catalogue: o.catalogue})
 	if err != nil {
 		t.Fatal(err)
 	}

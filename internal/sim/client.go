@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"switchyard/internal/balancer"
-	"switchyard/internal/limits"
 	"switchyard/internal/outcome"
+	"switchyard/internal/pricing"
 	"switchyard/internal/state"
 	"switchyard/internal/store"
 )
@@ -149,7 +149,11 @@ func (s recordingStats) Observe(upstream string, o outcome.Outcome, now time.Tim
 	// Usage is billed whenever the upstream reported it, as the gateway
 	// does: a success, or an attempt cancelled after its first event.
 	if o.Class == outcome.Success || o.InputTokens > 0 || o.OutputTokens > 0 {
-		s.r.rec.usage(u.idx, o.Class == outcome.Success, o.InputTokens, o.OutputTokens, limits.Cost(o.InputTokens, o.OutputTokens, u.cfg.Price))
+		var cost float64 // unpriced counts 0, as in the gateway's spend
+		if price, src := u.prices.Lookup(q.model); src.Priced() {
+			cost = pricing.Cost(pricing.Usage{Input: o.InputTokens, Output: o.OutputTokens}, price)
+		}
+		s.r.rec.usage(u.idx, o.Class == outcome.Success, o.InputTokens, o.OutputTokens, cost)
 	}
 }
 
