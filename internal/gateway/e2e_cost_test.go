@@ -199,3 +199,63 @@ func eachData(body []byte, f func(string)) {
 		}
 	}
 }
+
+// TestCostOfAnthropicPromptCache: an Anthropic prompt with a cache_control
+// breakpoint is written to the prompt cache on its first request and read
+// from it on the next; passed through, whole or streamed, each request's
+// log and X-Switchyard-Cost price the cache's tokens at their own prices,
+// and input counts them (docs/protocols.md#usage-and-cache-tokens).
+func TestCostOfAnthropicPromptCache(t *testing.T) {
+	_, url := startMock(t, "mock-anthropic", mock.Behavior{})
+	up := upstreamAt("claude", config.ProviderAnthropic, url, 0, "claude-sonnet-4-5")
+	up.Price = config.Price{InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.3, CacheWritePerMTok: 3.75}
+	e := startGateway(t, spec{upstreams: []config.Upstream{up}})
+	prompt := strings.Repeat("The contract covers delivery, payment and termination. ", 120)
+	body := func(stream bool) string {
+		return `{"model":"claude-sonnet-4-5","max_tokens":64,"stream":` + strconv.FormatBool(stream) +
+			`,"system":[{"type":"text","text":"` + prompt + `","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"When does it end?"}]}`
+	}
+	tests := []struct {
+		name          string
+		stream        bool
+		write, header bool // a cache write expected; X-Switchyard-Cost expected
+	}{
+		{"first: written to the cache", false, true, true},
+		{"second: read from the cache", false, false, true},
+		{"streamed: read from the cache", true, false, false},
+	}
+	ids := make([]string, len(tests))
+	headers := make([]string, len(tests))
+	for i, tc := range tests {
+		r := e.post(t, "/v1/messages", body(tc.stream), "anthropic-version", "2023-06-01")
+		if r.status != 200 {
+			t.Fatalf("%s: status %d: %s", tc.name, r.status, r.body)
+		}
+		ids[i], headers[i] = r.header.Get("X-Request-Id"), r.header.Get("X-Switchyard-Cost")
+	}
+	logs := map[string]store.RequestLog{}
+	for _, l := range e.RequestLogs() {
+		logs[l.ID] = l
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := logs[ids[i]]
+			cached := l.CacheReadTokens + l.CacheWriteTokens
+			if (l.CacheWriteTokens > 0) != tc.write || l.CacheReadTokens*l.CacheWriteTokens != 0 || cached == 0 ||
+				l.InputTokens <= cached || l.OutputTokens == 0 {
+				t.Fatalf("log tokens in %d out %d cache read %d write %d", l.InputTokens, l.OutputTokens, l.CacheReadTokens, l.CacheWriteTokens)
+			}
+			want := (float64(l.InputTokens-cached)*3 + float64(l.CacheReadTokens)*0.3 + float64(l.CacheWriteTokens)*3.75 +
+				float64(l.OutputTokens)*15) / 1e6
+			if l.Unpriced || !closeCost(l.CostUSD, want) {
+				t.Errorf("cost_usd %v unpriced %v, want %v", l.CostUSD, l.Unpriced, want)
+			}
+			if got, err := strconv.ParseFloat(headers[i], 64); tc.header && (err != nil || got != l.CostUSD) {
+				t.Errorf("X-Switchyard-Cost %q, want the logged %v", headers[i], l.CostUSD)
+			}
+			if !tc.header && headers[i] != "" {
+				t.Errorf("a stream has X-Switchyard-Cost %q", headers[i])
+			}
+		})
+	}
+}
