@@ -97,10 +97,16 @@ func Log(i int) store.RequestLog {
 		TTFT:         345678912 * time.Nanosecond,
 		InputTokens:  1 << 40,
 		OutputTokens: 4321,
-		ErrorClass:   "server_error",
-		Error:        "upstream reset the connection",
-		Translated:   "anthropic->openai-chat",
-		TraceID:      "4bf92f3577b34da6a3ce929d0e0e4736",
+		// Cost and cache counts that a float32 or 32-bit column would not
+		// hold exactly.
+		CacheReadTokens:  1<<39 + 1,
+		CacheWriteTokens: 1<<33 + 7,
+		CostUSD:          1234.000000123456789,
+		Unpriced:         true,
+		ErrorClass:       "server_error",
+		Error:            "upstream reset the connection",
+		Translated:       "anthropic->openai-chat",
+		TraceID:          "4bf92f3577b34da6a3ce929d0e0e4736",
 		Tried: []store.Attempt{
 			{Upstream: "openai-main", Start: time.Millisecond, End: 300 * time.Millisecond, Status: 500, Outcome: "server_error", Detail: "status 500"},
 			{Upstream: "openai-spare", Start: 301 * time.Millisecond, FirstByte: 90 * time.Millisecond, End: 900 * time.Millisecond,
