@@ -48,6 +48,7 @@ func (c *Config) validate(simulated bool) Errors {
 	c.Affinity.check(v, "affinity")
 	c.Health.check(v, "health")
 	c.Circuit.check(v, "circuit")
+	c.checkPricing(v)
 
 	x := &crossRefs{
 		upstreams:   c.Upstreams,

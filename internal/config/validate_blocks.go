@@ -257,7 +257,7 @@ func (r *Route) check(v *validator, path string, i int, x *crossRefs) {
 			v.add(ep, "must not be empty")
 		case m == r.Model:
 			v.add(ep, "must not be the route's own model %q", m)
-		case isGlob(m):
+		case IsGlob(m):
 			v.add(ep, "must be a model name, not a pattern, got %q", m)
 		default:
 			if k, dup := seen[m]; dup {

@@ -15,6 +15,7 @@ import (
 	"switchyard/internal/limits"
 	"switchyard/internal/metrics"
 	"switchyard/internal/outcome"
+	"switchyard/internal/pricing"
 	"switchyard/internal/provider"
 	"switchyard/internal/state"
 	"switchyard/internal/tracing"
@@ -231,7 +232,8 @@ func (a *attempt) end(res outcome.Outcome, e state.Ending) {
 	// stream its client left, a hedge that lost after its first event.
 	if in, out := res.InputTokens, res.OutputTokens; in > 0 || out > 0 {
 		o.Metrics.Tokens(name, q.model, in, out)
-		if cost := limits.Cost(in, out, a.up.cfg.Price); cost > 0 {
+		price, src := a.up.prices.Lookup(q.model)
+		if cost := pricing.Cost(pricing.Usage{Input: in, Output: out}, price); src.Priced() && cost > 0 {
 			key := q.key.cfg.Name
 			o.Spend.Add(limits.ScopeUpstream, name, cost)
 			o.Spend.Add(limits.ScopeKey, key, cost)

@@ -18,6 +18,7 @@ import (
 	"switchyard/internal/codec"
 	"switchyard/internal/config"
 	"switchyard/internal/limits"
+	"switchyard/internal/pricing"
 	"switchyard/internal/provider"
 )
 
@@ -48,6 +49,9 @@ type upstream struct {
 	nameValue []string
 	// system is its provider's gen_ai.system, for trace attributes.
 	system string
+	// prices prices its client models (docs/pricing.md): spend, the
+	// request log and cost-aware routing ask prices.Lookup(model).
+	prices *pricing.Prices
 }
 
 // clientKey is one client key as the hot path needs it.
@@ -97,6 +101,9 @@ type CatalogInput struct {
 	// requests): the gateway's upstream transport. Default:
 	// http.DefaultTransport.
 	Transport http.RoundTripper
+	// Catalogue is the price catalogue upstreams' prices fall back to
+	// (pricing.LoadCatalogue of pricing.catalogue); nil is none.
+	Catalogue *pricing.Catalogue
 }
 
 // NewCatalog indexes in. It fails on a provider the registry does not
@@ -120,7 +127,8 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 		if !ok {
 			return nil, fmt.Errorf("upstream %s: unknown provider %q", u.Name, u.Provider)
 		}
-		up := &upstream{cfg: u, ep: in.Previous.endpoint(u), nameValue: []string{u.Name}, system: p.System()}
+		up := &upstream{cfg: u, ep: in.Previous.endpoint(u), nameValue: []string{u.Name}, system: p.System(),
+			prices: pricing.For(&u, in.Catalogue)}
 		if up.ep == nil {
 			a := u.Adapter()
 			a.Clock = in.Clock.Now // signs requests (Bedrock) in the gateway's time
