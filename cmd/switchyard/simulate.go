@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"switchyard/internal/config"
+	"switchyard/internal/pricing"
 	"switchyard/internal/sim"
 )
 
@@ -39,6 +40,9 @@ func newSimulateCmd() *cobra.Command {
 			}
 			if !cmd.Flags().Changed("seed") {
 				seed = sc.Seed
+			}
+			if sc.Catalogue, err = pricing.LoadCatalogue(cfg.Pricing.Catalogue, configDir(cfgPath)); err != nil {
+				return err
 			}
 			rep, err := sim.Run(cfg, sc, seed)
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"switchyard/internal/config"
+	"switchyard/internal/pricing"
 )
 
 // Scenario is one simulation: how long it runs, the traffic it sends and how
@@ -46,6 +47,10 @@ type Scenario struct {
 	// off, and adds the comparison to the report: "hedging" (hedging off
 	// in every route), or "" for none.
 	Compare string `yaml:"compare"`
+	// Catalogue is the price catalogue the run bills with (the config's
+	// pricing.catalogue, loaded by the caller, which knows where the config
+	// file is); nil loads it relative to the working directory.
+	Catalogue *pricing.Catalogue `yaml:"-"`
 }
 
 // Phase is a stretch of traffic at one rate and mix.

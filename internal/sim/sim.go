@@ -13,6 +13,8 @@ import (
 	"switchyard/internal/config"
 	"switchyard/internal/health"
 	"switchyard/internal/limits"
+	"switchyard/internal/outcome"
+	"switchyard/internal/pricing"
 	"switchyard/internal/proxy"
 	"switchyard/internal/state"
 )
@@ -73,6 +75,8 @@ type run struct {
 	phases   []*phaseGen
 	probeRng *rand.Rand
 	rec      *recorder
+	// catalogue is the price catalogue the gateway and the bill use.
+	catalogue *pricing.Catalogue
 }
 
 // Run simulates sc against cfg with seed and returns the report. Every
@@ -142,6 +146,17 @@ func newRun(cfg *config.Config, sc *Scenario, seed uint64) (*run, error) {
 	for i, u := range r.ups {
 		u.idx = i
 		r.byUp[u.cfg.Name] = u
+	}
+	catalogue := sc.Catalogue
+	if catalogue == nil {
+		var err error
+		if catalogue, err = pricing.LoadCatalogue(cfg.Pricing.Catalogue, ""); err != nil {
+			return nil, err
+		}
+	}
+	r.catalogue = catalogue
+	for _, u := range r.ups {
+		u.prices = pricing.For(&u.cfg, catalogue)
 	}
 	r.rec = newRecorder(sc, r.ups)
 	r.breakers = health.NewBreakers(cfg.Circuit, sch, health.WithOnTransition(func(name string, _, to health.State, _ string) {
@@ -222,6 +237,7 @@ func (r *run) catalog(seed uint64) (*proxy.Catalog, error) {
 	cat, err := proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: ups, Keys: keys, Routes: cfg.Routes, Defaults: cfg.Defaults,
 		Affinity: cfg.Affinity, Seed: seed, Now: r.sched.Now, Clock: r.sched, Transport: transport{r},
+		Catalogue: r.catalogue,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("building the routing table: %w", err)
