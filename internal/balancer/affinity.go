@@ -117,13 +117,17 @@ func pinLocked(req *Request, records []CandidateRecord, d *AffinityRecord) (firs
 }
 
 // overShare reports whether records[i] carries more than share of the
-// in-flight requests of all records (the route's candidates).
+// in-flight requests of all records (the route's candidates), counted as at
+// least one per candidate: on a quiet route, where the bound upstream's one
+// or two requests are all there are, nothing is overloaded and a binding
+// keeps its cache.
 func overShare(records []CandidateRecord, i int, share float64) bool {
-	var total int64
+	total := int64(len(records))
+	var sum int64
 	for j := range records {
-		total += records[j].InFlight
+		sum += records[j].InFlight
 	}
-	return float64(records[i].InFlight) > share*float64(total)
+	return float64(records[i].InFlight) > share*float64(max(sum, total))
 }
 
 // tierHasOther reports whether another record of records[i]'s tier is

@@ -13,6 +13,7 @@ import (
 	"switchyard/internal/config"
 	"switchyard/internal/health"
 	"switchyard/internal/limits"
+	"switchyard/internal/outcome"
 	"switchyard/internal/pricing"
 	"switchyard/internal/proxy"
 	"switchyard/internal/state"
@@ -38,6 +39,16 @@ type upstreamSim struct {
 	prov      *provider
 	latencyMs float64       // last successful probe RTT; 0 = unknown
 	probeRTT  time.Duration // the RTT of the probe in flight
+}
+
+// cost is what the gateway bills for o, an attempt at the client model
+// model: its usage at the upstream's price for the model (0 unpriced).
+func (u *upstreamSim) cost(o *outcome.Outcome, model string) float64 {
+	p, src := u.prices.Lookup(model)
+	if !src.Priced() {
+		return 0
+	}
+	return pricing.Cost(pricing.Usage{Input: o.InputTokens, Output: o.OutputTokens, CacheRead: o.CacheReadTokens, CacheWrite: o.CacheWriteTokens}, p)
 }
 
 // modelFamily says which client protocol a model's requests use: the
@@ -75,14 +86,15 @@ type run struct {
 // comparison to the report.
 func Run(cfg *config.Config, sc *Scenario, seed uint64) (*Report, error) {
 	rp, err := runOnce(cfg, sc, seed)
-	if err != nil || sc.Compare != CompareHedging {
+	c, ok := comparisons[sc.Compare]
+	if err != nil || !ok {
 		return rp, err
 	}
-	off, err := runOnce(withoutHedging(cfg), sc, seed)
+	off, err := runOnce(c.without(cfg), sc, seed)
 	if err != nil {
 		return nil, err
 	}
-	rp.compare(CompareHedging, off)
+	rp.compare(sc.Compare, off)
 	return rp, nil
 }
 
