@@ -17,13 +17,14 @@ func withUsage(o outcome.Outcome, u codec.Usage) outcome.Outcome {
 	return o
 }
 
-// cost returns the USD cost of o's usage at the request's model's price
-// on the attempt's upstream (docs/reference.md#request-cost), and whether
+// cost returns the USD cost of o's usage at the price of the model tried
+// (the request's, or the fallback model that served it) on the attempt's
+// upstream (docs/reference.md#request-cost), and whether
 // the model has a price there; an unpriced request costs 0. Spend, the
 // cost metric, the request log and X-Switchyard-Cost all take it from
 // here.
 func (a *attempt) cost(o *outcome.Outcome) (usd float64, priced bool) {
-	price, src := a.up.prices.Lookup(a.req.model)
+	price, src := a.up.prices.Lookup(a.model)
 	if !src.Priced() {
 		return 0, false
 	}
