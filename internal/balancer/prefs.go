@@ -170,13 +170,21 @@ func (s *keyed) order(t *Tier, k int, key func(*Candidate, *Scores) float64) []*
 		s.idx[i], s.key[i] = i, key(c, &t.Scores[i])
 	}
 	slices.SortFunc(s.idx, s.cmp)
-	s.out = s.out[:0]
-	for _, i := range s.idx {
-		s.out = append(s.out, tier[i])
-	}
-	copy(tier, s.out)
-	clear(s.out)
+	s.out = permute(tier, s.idx, s.out)
 	return tier[:k]
+}
+
+// permute puts tier in the order of idx (a permutation of its indices),
+// through out, the caller's scratch slice, which it returns emptied for
+// reuse.
+func permute(tier []*Candidate, idx []int, out []*Candidate) []*Candidate {
+	out = out[:0]
+	for _, i := range idx {
+		out = append(out, tier[i])
+	}
+	copy(tier, out)
+	clear(out)
+	return out[:0]
 }
 
 // cmp orders indices by key ascending, 0 (no data) last, ties by index.

@@ -84,14 +84,9 @@ func (s *lowestCost) Order(t *Tier, k int) []*Candidate {
 		t.Scores[i] = sc
 	}
 	slices.SortFunc(s.idx, s.byCost)
-	s.out = s.out[:0]
-	for _, i := range s.idx {
-		s.out = append(s.out, tier[i])
-	}
 	// tier now holds the candidates cheapest first, run their estimates
 	// and w their effective weights; each tie is then drawn by roulette.
-	copy(tier, s.out)
-	clear(s.out)
+	s.out = permute(tier, s.idx, s.out)
 	s.wr.w = resize(s.wr.w, n)
 	s.run = resize(s.run, n)
 	w := s.wr.w
