@@ -165,24 +165,24 @@ func (q *request) learn(need facts) {
 	if need == 0 {
 		return
 	}
-	root := gjson.ParseBytes(q.body)
-	if need&factTools != 0 && (nonEmptyArray(root.Get("tools")) || nonEmptyArray(root.Get("functions"))) {
+	// GetBytes reads the body in place; ParseBytes would copy it.
+	if need&factTools != 0 && (nonEmptyArray(gjson.GetBytes(q.body, "tools")) || nonEmptyArray(gjson.GetBytes(q.body, "functions"))) {
 		q.facts |= factTools << 4
 	}
-	if need&factImages != 0 && hasImage(root) {
+	if need&factImages != 0 && hasImage(q.body) {
 		q.facts |= factImages << 4
 	}
 	if need&factUserID != 0 {
-		if u := root.Get("metadata.user_id"); u.Type == gjson.String {
+		if u := gjson.GetBytes(q.body, "metadata.user_id"); u.Type == gjson.String {
 			q.userID = u.Str
-		} else if u := root.Get("user"); u.Type == gjson.String {
+		} else if u := gjson.GetBytes(q.body, "user"); u.Type == gjson.String {
 			q.userID = u.Str
 		}
 	}
 	q.facts |= need
 }
 
-func nonEmptyArray(v gjson.Result) bool { return v.IsArray() && len(v.Array()) > 0 }
+func nonEmptyArray(v gjson.Result) bool { return v.IsArray() && v.Get("0").Exists() }
 
 // imagePartTypes are the content part types that carry an image: OpenAI
 // chat's image_url, Responses' input_image, Anthropic's image.
@@ -191,10 +191,10 @@ var imagePartTypes = []string{"image_url", "input_image", "image"}
 // hasImage reports whether a request body in any client protocol carries
 // an image: a message content part of an image type (OpenAI chat and
 // Responses, Anthropic) or a Gemini part with image data.
-func hasImage(root gjson.Result) bool {
+func hasImage(body []byte) bool {
 	found := false
 	for _, list := range []string{"messages", "input"} {
-		root.Get(list).ForEach(func(_, m gjson.Result) bool {
+		gjson.GetBytes(body, list).ForEach(func(_, m gjson.Result) bool {
 			m.Get("content").ForEach(func(_, p gjson.Result) bool {
 				found = found || slices.Contains(imagePartTypes, p.Get("type").Str)
 				return !found
@@ -205,7 +205,7 @@ func hasImage(root gjson.Result) bool {
 	if found {
 		return true
 	}
-	root.Get("contents").ForEach(func(_, c gjson.Result) bool {
+	gjson.GetBytes(body, "contents").ForEach(func(_, c gjson.Result) bool {
 		c.Get("parts").ForEach(func(_, p gjson.Result) bool {
 			for _, k := range []string{"inlineData", "inline_data", "fileData", "file_data"} {
 				if d := p.Get(k); d.Exists() {
