@@ -55,6 +55,9 @@ func Key(name string) config.Key {
 		AllowedUpstreams: []string{"openai-main", "azure-east"},
 		RPM:              120,
 		SpendLimit:       config.SpendLimit{USD: 99.5, Period: "month"},
+		Preferences:      true,
+		Tags:             []string{"batch", "eu"},
+		Debug:            true,
 	}
 }
 
@@ -78,6 +81,14 @@ func Route(model string) config.Route {
 		},
 		FallbackModels: []string{"gpt-4o-mini", "claude-3-5-haiku"},
 		Affinity:       config.RouteAffinity{Enabled: &enabled, SlidingTTL: 2 * time.Minute, AbsoluteTTL: time.Hour},
+		Rules: []config.Rule{
+			{When: config.RuleWhen{Header: map[string]string{"x-team": "research*"}, MinInputTokens: 10, MaxInputTokens: 1000,
+				Key: []string{"batch-*"}, Tags: []string{"batch"}, Stream: &enabled, Tools: &enabled, Images: &enabled,
+				Metadata: config.RuleMetadata{UserID: "u-*"}},
+				Upstreams: []string{"openai-main"}, Exclude: []string{"bedrock"}, Strategy: config.StrategyFailover,
+				Priority: map[string]int{"azure-east": 0}},
+			{Model: "gpt-4o-mini"},
+		},
 	}
 }
 
