@@ -532,12 +532,13 @@ func TestLiveEndpoints(t *testing.T) {
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "history", "from 1s to 1m0s") }},
 		{name: "state history not a duration", method: "GET", path: "/admin/api/state?history=yes", status: 400,
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "history", `got "yes"`) }},
-		{name: "explain", method: "GET", path: "/admin/api/explain?model=gpt-4o&session=s1&stream=true&key=team", status: 200,
+		{name: "explain", method: "GET", path: "/admin/api/explain?model=gpt-4o&session=s1&stream=true&key=team&header=X-Team%3Dresearch&header=X-Env%3Dprod&tools=true", status: 200,
 			check: func(t *testing.T, f *fakeBackend, b []byte) {
 				if o := object(t, b); o["chosen"] != "a" || o["model"] != "gpt-4o" {
 					t.Fatalf("answer %v", o)
 				}
-				if q := f.explainQuery; q != (admin.ExplainQuery{Model: "gpt-4o", Session: "s1", Stream: true, Key: "team"}) {
+				if q := f.explainQuery; !reflect.DeepEqual(q, admin.ExplainQuery{Model: "gpt-4o", Session: "s1", Stream: true, Key: "team",
+					Header: []string{"X-Team=research", "X-Env=prod"}, Tools: true}) {
 					t.Fatalf("query %+v", q)
 				}
 			}},
@@ -545,6 +546,8 @@ func TestLiveEndpoints(t *testing.T) {
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "model", "required") }},
 		{name: "explain bad stream", method: "GET", path: "/admin/api/explain?model=gpt-4o&stream=maybe", status: 400,
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "stream", "true or false") }},
+		{name: "explain bad tools", method: "GET", path: "/admin/api/explain?model=gpt-4o&tools=some", status: 400,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "tools", "true or false") }},
 		{name: "explain unknown model", method: "GET", path: "/admin/api/explain?model=o9", status: 404},
 		{name: "explain unknown key", method: "GET", path: "/admin/api/explain?model=gpt-4o&key=ghost", status: 404},
 		{name: "decisions default limit", method: "GET", path: "/admin/api/decisions", status: 200,

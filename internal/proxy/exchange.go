@@ -57,6 +57,9 @@ type request struct {
 	// rule first asks (learn).
 	facts  facts
 	userID string
+	// tokens, when > 0, is the input-token estimate rules test instead of
+	// the body's size / 4 (an explain has no body).
+	tokens int64
 	// debug: the key may ask for, and asked for, the routing decision in
 	// the response headers (docs/reference.md#request-level-debug).
 	debug bool

@@ -133,7 +133,10 @@ func (q *request) matchRule(rules []*rule, noReroute bool) *rule {
 
 // holds reports whether every condition of ru holds for q, cheapest first.
 func (q *request) holds(ru *rule) bool {
-	tok := int64(len(q.body)) / 4 // the estimate the balancer gets (InputTokens)
+	tok := q.tokens
+	if tok == 0 {
+		tok = int64(len(q.body)) / 4 // the estimate the balancer gets (InputTokens)
+	}
 	switch {
 	case !ru.stream.holds(q.stream),
 		ru.minTok > 0 && tok < ru.minTok,
