@@ -43,7 +43,11 @@ func TestRulesAndDebugEndToEnd(t *testing.T) {
 	var ups []config.Upstream
 	for _, name := range []string{"u-a", "u-b", "u-research"} {
 		_, url := startMock(t, name, mock.Behavior{CompletionTokens: 3})
-		ups = append(ups, upstreamAt(name, config.ProviderOpenAI, url, 0, "gpt-4o"))
+		models := []string{"gpt-4o"}
+		if name == "u-a" {
+			models = append(models, "gpt-4o-mini")
+		}
+		ups = append(ups, upstreamAt(name, config.ProviderOpenAI, url, 0, models...))
 	}
 	debugKey := clientKey("e2e", testKey)
 	debugKey.Debug = true
@@ -61,6 +65,8 @@ func TestRulesAndDebugEndToEnd(t *testing.T) {
 			r.Rules = []config.Rule{
 				{When: config.RuleWhen{Header: map[string]string{"x-team": "research*"}}, Upstreams: []string{"u-research"}},
 				{When: config.RuleWhen{Tools: &yes}, Exclude: []string{"u-a"}},
+				{When: config.RuleWhen{Header: map[string]string{"x-block": "1"}}, Exclude: []string{config.ProviderOpenAI}},
+				{When: config.RuleWhen{Header: map[string]string{"x-size": "small"}}, Model: "gpt-4o-mini"},
 			}
 			c.Routes = append(c.Routes, r)
 		},
@@ -149,6 +155,27 @@ func TestRulesAndDebugEndToEnd(t *testing.T) {
 			t.Errorf("stream %d, decision %q", res.status, d)
 		}
 	})
+	t.Run("a rule that leaves nothing: 503 with the decision", func(t *testing.T) {
+		res := e.post(t, "/v1/chat/completions", chat, append([]string{"X-Block", "1"}, debug...)...)
+		d := res.header.Get("X-Switchyard-Decision")
+		if res.status != 503 || !strings.Contains(string(res.body), "u-a: skipped, rule (excluded)") {
+			t.Errorf("status %d: %s", res.status, res.body)
+		}
+		if gjson.Get(d, "rule").Str != "routes[gpt-4o].rules[2]" || gjson.Get(d, `candidates.#(filter=="rule")#.name`).Raw != `["u-a","u-b","u-research"]` ||
+			gjson.Get(d, "attempts").Raw != "[]" || res.header.Get("X-Switchyard-Request-View") == "" {
+			t.Errorf("decision %s", d)
+		}
+	})
+	t.Run("a rule re-routes to another model's route", func(t *testing.T) {
+		res := e.post(t, "/v1/chat/completions", chat, append([]string{"X-Size", "small"}, debug...)...)
+		d := res.header.Get("X-Switchyard-Decision")
+		if res.status != 200 || res.header.Get("X-Switchyard-Upstream") != "u-a" || gjson.GetBytes(res.body, "model").Str != "gpt-4o-mini" {
+			t.Errorf("%d from %q: %s", res.status, res.header.Get("X-Switchyard-Upstream"), res.body)
+		}
+		if gjson.Get(d, "model").Str != "gpt-4o-mini" || gjson.Get(d, "rerouted_by").Str != "routes[gpt-4o].rules[3]" || gjson.Get(d, "rule").Exists() {
+			t.Errorf("decision %s", d)
+		}
+	})
 	t.Run("another key's X-Switchyard-Debug is ignored", func(t *testing.T) {
 		res := rawRequest(t, "POST", e.URL+"/v1/chat/completions", strings.NewReader(chat),
 			"Authorization", "Bearer "+otherSecret, "X-Switchyard-Debug", "1", "X-Team", "research")
@@ -167,8 +194,8 @@ func TestRulesAndDebugEndToEnd(t *testing.T) {
 			t.Errorf("last decision's rule %q: %s", got, d.body)
 		}
 	})
-	// 4 + 4 + 1 + 1 debug requests logged their decision; the others did not.
-	if n := strings.Count(logs.String(), `"msg":"routing decision"`); n != 10 {
-		t.Errorf("%d decisions logged at info, want 10", n)
+	// 4 + 4 + 1 + 1 + 1 + 1 debug requests logged their decision; the others did not.
+	if n := strings.Count(logs.String(), `"msg":"routing decision"`); n != 12 {
+		t.Errorf("%d decisions logged at info, want 12", n)
 	}
 }
