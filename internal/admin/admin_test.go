@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"switchyard/internal/admin"
 	"switchyard/internal/config"
 )
@@ -450,6 +452,26 @@ func TestRouteEndpoints(t *testing.T) {
 			check: func(t *testing.T, _ *fakeBackend, b []byte) {
 				wantField(t, b, "retries", "must be 0–10, got 11")
 				wantField(t, b, "strategy", "")
+			}},
+		{name: "put rules", method: "PUT", path: "/admin/api/routes/gpt-4o",
+			body: `{"rules":[{"when":{"header":{"x-team":"research*"},"tools":true},"upstreams":["a"]},{"exclude":["b"],"priority":{"a":2}}]}`, status: 200,
+			check: func(t *testing.T, f *fakeBackend, b []byte) {
+				if got := gjson.GetBytes(b, "rules").Raw; got != `[{"upstreams":["a"],"when":{"header":{"x-team":"research*"},"tools":true}},{"exclude":["b"],"priority":{"a":2},"when":{}}]` {
+					t.Fatalf("answer's rules %s", got)
+				}
+				r, _ := f.route("gpt-4o")
+				if len(r.Rules) != 2 || r.Rules[0].When.Header["x-team"] != "research*" || *r.Rules[0].When.Tools != true || r.Rules[1].Priority["a"] != 2 {
+					t.Fatalf("stored %+v", r.Rules)
+				}
+			}},
+		{name: "put rules invalid", method: "PUT", path: "/admin/api/routes/gpt-4o",
+			body: `{"rules":[{"when":{"hedaer":{}},"upstreams":["c"]},{"upstreams":["nope"]}]}`, status: 400,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) {
+				wantField(t, b, "rules[0].when.hedaer", "unknown field")
+			}},
+		{name: "put rules unknown upstream", method: "PUT", path: "/admin/api/routes/gpt-4o", body: `{"rules":[{"upstreams":["nope"]}]}`, status: 400,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) {
+				wantField(t, b, "rules[0].upstreams[0]", `unknown upstream "nope"`)
 			}},
 		{name: "put other model", method: "PUT", path: "/admin/api/routes/gpt-4o", body: `{"model":"o1"}`, status: 400,
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "model", "the model in the path") }},
