@@ -138,7 +138,9 @@ func (v decisionView) render(out io.Writer) error {
 	if v.Rerouted != "" {
 		fmt.Fprintf(out, "re-routed by %s\n", v.Rerouted)
 	}
-	fmt.Fprintf(out, "rule: %s\n", dash(v.Rule))
+	if v.Rule != "" {
+		fmt.Fprintf(out, "rule: %s\n", v.Rule)
+	}
 	fmt.Fprintf(out, "order: %s  (chosen: %s)\n", dash(strings.Join(v.Order, " → ")), dash(v.Chosen))
 	if len(v.Waitable) > 0 {
 		fmt.Fprintf(out, "waitable: %s\n", strings.Join(v.Waitable, ", "))

@@ -201,7 +201,7 @@ func TestExplain(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"no rule holds", nil, []string{"rule: -", "strategy weighted-random"}},
+		{"no rule holds", nil, []string{"key -\norder: "}},
 		{"header", []string{"--header", "X-Team=research-1", "--header", "X-Other=1"}, []string{
 			"rule: routes[gpt-4o].rules[0]", "order: research  (chosen: research)", "small     1       -     rule    rule: not in upstreams",
 		}},

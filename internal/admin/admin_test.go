@@ -514,7 +514,7 @@ func TestLiveEndpoints(t *testing.T) {
 			// By route: the stored a (tier 0) and b (tier 1) serve gpt-4o;
 			// a was also tried for gpt-4o-mini, which it no longer serves.
 			want := []admin.RouteState{
-				{Model: "gpt-4o", Requests5m: 85, Tiers: []admin.RouteTier{
+				{Model: "gpt-4o", Requests5m: 85, Route: "gpt-4o", Tiers: []admin.RouteTier{
 					{Tier: 0, Weight: 3, Requests5m: 60, Upstreams: []admin.RouteUpstream{{Name: "a", Weight: 3, Active: true, Requests5m: 60, RequestsTotal: 90, Share: 1, ConfiguredShare: 1}}},
 					{Tier: 1, Weight: 1, Requests5m: 25, Upstreams: []admin.RouteUpstream{{Name: "b", Weight: 1, Active: true, Requests5m: 25, RequestsTotal: 30, Share: 1, ConfiguredShare: 1}}},
 				}},
