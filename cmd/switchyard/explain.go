@@ -25,17 +25,24 @@ func newExplainCmd() *cobra.Command {
 	var (
 		cfgPath string
 		req     proxy.ExplainRequest
+		headers []string
 		asJSON  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "explain --config FILE --model M [--session S] [--stream] [--key NAME] [--input-tokens N] [--max-tokens N] [--provider JSON] [--json]",
+		Use:   "explain --config FILE --model M [--session S] [--stream] [--key NAME] [--input-tokens N] [--max-tokens N] [--provider JSON] [--header K=V]... [--tools] [--json]",
 		Short: "Show the routing decision a request would get, without sending it",
 		Long: "Compute a dry-run routing decision from the configuration file: the tiers, the filter\n" +
 			"that dropped each candidate and why, each strategy score component and the final order;\n" +
-			"with lowest-cost (or --provider '{\"sort\":\"price\"}') each candidate's estimated cost.\n" +
+			"with lowest-cost (or --provider '{\"sort\":\"price\"}') each candidate's estimated cost;\n" +
+			"the route's rule that applies to a request with these --header, --key, --input-tokens,\n" +
+			"--stream and --tools.\n" +
 			"Live state (breakers, in-flight counts, latencies) starts empty, as after a restart.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if req.Header, err = proxy.ExplainHeaders(headers); err != nil {
+				return fmt.Errorf("--%w", err)
+			}
 			cfg, err := config.Load(cfgPath)
 			if err != nil {
 				return fmt.Errorf("loading %s:\n%w", cfgPath, err)
@@ -56,6 +63,8 @@ func newExplainCmd() *cobra.Command {
 	f.Int64Var(&req.InputTokens, "input-tokens", 1000, "the request's estimated prompt tokens, for cost estimates")
 	f.Int64Var(&req.MaxTokens, "max-tokens", 0, "the request's max_tokens (0: not given), for cost estimates")
 	f.StringVar(&req.Provider, "provider", "", `routing preferences as JSON, as in a request's "provider" field`)
+	f.StringArrayVar(&headers, "header", nil, "a request header NAME=VALUE for the route's rules (repeatable)")
+	f.BoolVar(&req.Tools, "tools", false, "the request declares tools, for the route's rules")
 	f.BoolVar(&asJSON, "json", false, "print the decision as JSON")
 	_ = cmd.MarkFlagRequired("config")
 	_ = cmd.MarkFlagRequired("model")
@@ -99,6 +108,8 @@ type decisionView struct {
 	Session   string `json:"session"`
 	Stream    bool   `json:"stream"`
 	Strategy  string `json:"strategy"`
+	Rule      string `json:"rule"`
+	Rerouted  string `json:"rerouted_by"`
 	ElapsedNs int64  `json:"elapsed_ns"`
 	Order     []string
 	Waitable  []string
@@ -124,6 +135,12 @@ func (v decisionView) render(out io.Writer) error {
 		return s
 	}
 	fmt.Fprintf(out, "model %s  strategy %s  session %s  stream %t  key %s\n", v.Model, v.Strategy, dash(v.Session), v.Stream, dash(v.Key))
+	if v.Rerouted != "" {
+		fmt.Fprintf(out, "re-routed by %s\n", v.Rerouted)
+	}
+	if v.Rule != "" {
+		fmt.Fprintf(out, "rule: %s\n", v.Rule)
+	}
 	fmt.Fprintf(out, "order: %s  (chosen: %s)\n", dash(strings.Join(v.Order, " → ")), dash(v.Chosen))
 	if len(v.Waitable) > 0 {
 		fmt.Fprintf(out, "waitable: %s\n", strings.Join(v.Waitable, ", "))

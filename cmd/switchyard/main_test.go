@@ -196,6 +196,36 @@ func TestExplain(t *testing.T) {
 			}
 		})
 	}
+	rules := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"no rule holds", nil, []string{"key -\norder: "}},
+		{"header", []string{"--header", "X-Team=research-1", "--header", "X-Other=1"}, []string{
+			"rule: routes[gpt-4o].rules[0]", "order: research  (chosen: research)", "small     1       -     rule    rule: not in upstreams",
+		}},
+		{"input tokens", []string{"--input-tokens", "200000"}, []string{"rule: routes[gpt-4o].rules[1]", "small     1       -     rule    rule: excluded"}},
+		{"key", []string{"--key", "batch-1"}, []string{"rule: routes[gpt-4o].rules[2]", "strategy failover"}},
+		{"tools re-route", []string{"--tools"}, []string{"model gpt-4o-tools", "re-routed by routes[gpt-4o].rules[3]", "order: big  (chosen: big)"}},
+	}
+	for _, tc := range rules {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := run(t, append([]string{"explain", "--config", "testdata/rules.yaml", "--model", "gpt-4o"}, tc.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	if _, err := run(t, "explain", "--config", "testdata/rules.yaml", "--model", "gpt-4o", "--header", "X-Team"); err == nil ||
+		!strings.Contains(err.Error(), `--header "X-Team" must be NAME=VALUE`) {
+		t.Errorf("bad --header: err %v", err)
+	}
 	if _, err := run(t, "explain", "--config", "testdata/prices.yaml", "--model", "gpt-4o", "--provider", `{"sort":"x"}`); err == nil ||
 		!strings.Contains(err.Error(), "provider.sort") {
 		t.Errorf("bad --provider: err %v, want one naming provider.sort", err)

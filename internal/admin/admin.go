@@ -71,6 +71,11 @@ type ExplainQuery struct {
 	// routing preferences as JSON (docs/routing.md#per-request-preferences).
 	InputTokens, MaxTokens int64
 	Provider               string
+	// Header (query header, repeatable, each "Name=value") and Tools
+	// (query tools=true) are what the route's rules test besides Key,
+	// Stream and InputTokens (docs/routing.md#rules).
+	Header []string
+	Tools  bool
 }
 
 // StateQuery is GET /state's query.

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"switchyard/internal/admin"
 	"switchyard/internal/config"
 )
@@ -451,6 +453,26 @@ func TestRouteEndpoints(t *testing.T) {
 				wantField(t, b, "retries", "must be 0–10, got 11")
 				wantField(t, b, "strategy", "")
 			}},
+		{name: "put rules", method: "PUT", path: "/admin/api/routes/gpt-4o",
+			body: `{"rules":[{"when":{"header":{"x-team":"research*"},"tools":true},"upstreams":["a"]},{"exclude":["b"],"priority":{"a":2}}]}`, status: 200,
+			check: func(t *testing.T, f *fakeBackend, b []byte) {
+				if got := gjson.GetBytes(b, "rules").Raw; got != `[{"upstreams":["a"],"when":{"header":{"x-team":"research*"},"tools":true}},{"exclude":["b"],"priority":{"a":2},"when":{}}]` {
+					t.Fatalf("answer's rules %s", got)
+				}
+				r, _ := f.route("gpt-4o")
+				if len(r.Rules) != 2 || r.Rules[0].When.Header["x-team"] != "research*" || *r.Rules[0].When.Tools != true || r.Rules[1].Priority["a"] != 2 {
+					t.Fatalf("stored %+v", r.Rules)
+				}
+			}},
+		{name: "put rules invalid", method: "PUT", path: "/admin/api/routes/gpt-4o",
+			body: `{"rules":[{"when":{"hedaer":{}},"upstreams":["c"]},{"upstreams":["nope"]}]}`, status: 400,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) {
+				wantField(t, b, "rules[0].when.hedaer", "unknown field")
+			}},
+		{name: "put rules unknown upstream", method: "PUT", path: "/admin/api/routes/gpt-4o", body: `{"rules":[{"upstreams":["nope"]}]}`, status: 400,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) {
+				wantField(t, b, "rules[0].upstreams[0]", `unknown upstream "nope"`)
+			}},
 		{name: "put other model", method: "PUT", path: "/admin/api/routes/gpt-4o", body: `{"model":"o1"}`, status: 400,
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "model", "the model in the path") }},
 		{name: "post not allowed", method: "POST", path: "/admin/api/routes", body: `{}`, status: 405},
@@ -492,7 +514,7 @@ func TestLiveEndpoints(t *testing.T) {
 			// By route: the stored a (tier 0) and b (tier 1) serve gpt-4o;
 			// a was also tried for gpt-4o-mini, which it no longer serves.
 			want := []admin.RouteState{
-				{Model: "gpt-4o", Requests5m: 85, Tiers: []admin.RouteTier{
+				{Model: "gpt-4o", Requests5m: 85, Route: "gpt-4o", Tiers: []admin.RouteTier{
 					{Tier: 0, Weight: 3, Requests5m: 60, Upstreams: []admin.RouteUpstream{{Name: "a", Weight: 3, Active: true, Requests5m: 60, RequestsTotal: 90, Share: 1, ConfiguredShare: 1}}},
 					{Tier: 1, Weight: 1, Requests5m: 25, Upstreams: []admin.RouteUpstream{{Name: "b", Weight: 1, Active: true, Requests5m: 25, RequestsTotal: 30, Share: 1, ConfiguredShare: 1}}},
 				}},
@@ -532,12 +554,13 @@ func TestLiveEndpoints(t *testing.T) {
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "history", "from 1s to 1m0s") }},
 		{name: "state history not a duration", method: "GET", path: "/admin/api/state?history=yes", status: 400,
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "history", `got "yes"`) }},
-		{name: "explain", method: "GET", path: "/admin/api/explain?model=gpt-4o&session=s1&stream=true&key=team", status: 200,
+		{name: "explain", method: "GET", path: "/admin/api/explain?model=gpt-4o&session=s1&stream=true&key=team&header=X-Team%3Dresearch&header=X-Env%3Dprod&tools=true", status: 200,
 			check: func(t *testing.T, f *fakeBackend, b []byte) {
 				if o := object(t, b); o["chosen"] != "a" || o["model"] != "gpt-4o" {
 					t.Fatalf("answer %v", o)
 				}
-				if q := f.explainQuery; q != (admin.ExplainQuery{Model: "gpt-4o", Session: "s1", Stream: true, Key: "team"}) {
+				if q := f.explainQuery; !reflect.DeepEqual(q, admin.ExplainQuery{Model: "gpt-4o", Session: "s1", Stream: true, Key: "team",
+					Header: []string{"X-Team=research", "X-Env=prod"}, Tools: true}) {
 					t.Fatalf("query %+v", q)
 				}
 			}},
@@ -545,6 +568,8 @@ func TestLiveEndpoints(t *testing.T) {
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "model", "required") }},
 		{name: "explain bad stream", method: "GET", path: "/admin/api/explain?model=gpt-4o&stream=maybe", status: 400,
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "stream", "true or false") }},
+		{name: "explain bad tools", method: "GET", path: "/admin/api/explain?model=gpt-4o&tools=some", status: 400,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "tools", "true or false") }},
 		{name: "explain unknown model", method: "GET", path: "/admin/api/explain?model=o9", status: 404},
 		{name: "explain unknown key", method: "GET", path: "/admin/api/explain?model=gpt-4o&key=ghost", status: 404},
 		{name: "decisions default limit", method: "GET", path: "/admin/api/decisions", status: 200,

@@ -35,7 +35,8 @@ func (h *handler) state(w http.ResponseWriter, r *http.Request) {
 func (h *handler) explain(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var errs config.Errors
-	eq := ExplainQuery{Model: q.Get("model"), Session: q.Get("session"), Key: q.Get("key"), Provider: q.Get("provider")}
+	eq := ExplainQuery{Model: q.Get("model"), Session: q.Get("session"), Key: q.Get("key"), Provider: q.Get("provider"),
+		Header: q["header"]}
 	for _, n := range []struct {
 		name string
 		dst  *int64
@@ -51,12 +52,17 @@ func (h *handler) explain(w http.ResponseWriter, r *http.Request) {
 	if eq.Model == "" {
 		errs = append(errs, config.FieldError{Path: "model", Msg: "required"})
 	}
-	if s := q.Get("stream"); s != "" {
-		b, err := strconv.ParseBool(s)
-		if err != nil {
-			errs = append(errs, config.FieldError{Path: "stream", Msg: fmt.Sprintf("must be true or false, got %q", s)})
+	for _, n := range []struct {
+		name string
+		dst  *bool
+	}{{"stream", &eq.Stream}, {"tools", &eq.Tools}} {
+		if s := q.Get(n.name); s != "" {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				errs = append(errs, config.FieldError{Path: n.name, Msg: fmt.Sprintf("must be true or false, got %q", s)})
+			}
+			*n.dst = b
 		}
-		eq.Stream = b
 	}
 	if len(errs) > 0 {
 		h.writeErr(w, r, "explain query", errs)

@@ -165,6 +165,11 @@ func (s *Service) State(ctx context.Context, q StateQuery) (State, error) {
 	}
 	fillDerived(st.Upstreams)
 	st.Routes = groupRoutes(ups, st.Upstreams)
+	routes, err := s.st.ListRoutes(ctx)
+	if err != nil {
+		return State{}, fmt.Errorf("loading routes: %w", err)
+	}
+	attachRules(st.Routes, routes)
 	if q.History > 0 {
 		end := HistoryEnd(st.At)
 		st.HistoryStepSeconds, st.HistoryEnd = int(q.History/time.Second), &end

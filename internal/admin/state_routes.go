@@ -16,6 +16,20 @@ type RouteState struct {
 	Requests5m int64 `json:"requests_5m"`
 	// Tiers holds the model's tiers, ascending.
 	Tiers []RouteTier `json:"tiers"`
+	// Route is the model pattern of the route entry the model matches, ""
+	// when it has none (the defaults); Rules are that route's rules
+	// (docs/routing.md#rules), in order.
+	Route string        `json:"route,omitempty"`
+	Rules []config.Rule `json:"rules,omitempty"`
+}
+
+// attachRules sets each route state's route entry and rules from routes.
+func attachRules(states []RouteState, routes []config.Route) {
+	for i := range states {
+		if r, ok := config.MatchRoute(routes, states[i].Model); ok {
+			states[i].Route, states[i].Rules = r.Model, r.Rules
+		}
+	}
 }
 
 // RouteTier is one priority tier of a RouteState.

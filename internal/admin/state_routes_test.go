@@ -2,6 +2,7 @@ package admin
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -134,3 +135,18 @@ func TestGroupRoutes(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// TestAttachRules: each model gets the route entry it matches, exact name
+// first, then the first glob, and that route's rules; a model on the
+// defaults gets none.
+func TestAttachRules(t *testing.T) {
+	exact := []config.Rule{{Exclude: []string{"a"}}}
+	glob := []config.Rule{{Upstreams: []string{"b"}}, {Strategy: "failover"}}
+	routes := []config.Route{{Model: "claude-*", Rules: glob}, {Model: "claude-3-opus", Rules: exact}}
+	states := []RouteState{{Model: "claude-3-opus"}, {Model: "claude-3-5-haiku"}, {Model: "gpt-4o"}}
+	attachRules(states, routes)
+	want := []RouteState{{Model: "claude-3-opus", Route: "claude-3-opus", Rules: exact}, {Model: "claude-3-5-haiku", Route: "claude-*", Rules: glob}, {Model: "gpt-4o"}}
+	if !reflect.DeepEqual(states, want) {
+		t.Errorf("got %+v\nwant %+v", states, want)
+	}
+}

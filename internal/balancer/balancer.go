@@ -84,7 +84,7 @@ func (b *Balancer) Strategy() string { return b.strategy.Name() }
 
 // Plan orders cands for req (docs/reference.md#balancing): it groups them into
 // tiers by Priority ascending; in each tier drops, recording the first filter
-// that matches, those req.Prefs leave out, the inactive, breaker-open, spend-exceeded, excluded,
+// that matches, those req.Rule and then req.Prefs leave out, the inactive, breaker-open, spend-exceeded, excluded,
 // rate-limited (unless the strategy keeps those as fallbacks) and
 // concurrency-full candidates (full ones with a queue become waitable); lets
 // the strategy order each tier's survivors; and concatenates the tiers until
@@ -135,7 +135,7 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate, now time.T
 		c, r := &cands[i], &records[j]
 		r.Name, r.Weight, r.Priority = c.Name, c.Weight, c.Priority
 		r.InFlight, r.MaxConcurrency, r.Translate = c.InFlight, c.MaxConcurrency, c.Translate
-		filter(c, req.Exclude, req.Prefs, keep, r)
+		filter(c, req.Exclude, req.Rule, req.Prefs, keep, r)
 		switch r.Filter {
 		case "":
 			survivors++
@@ -205,6 +205,9 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate, now time.T
 	dWait := names[2*len(order)+len(wait):]
 
 	d := Decision{Candidates: records, Order: dOrder, Waitable: dWait, Affinity: aff, Strategy: s.st.Name()}
+	if req.Rule != nil {
+		d.Rule = req.Rule.Ref
+	}
 	if len(order) > 0 {
 		d.Chosen = order[0]
 	}

@@ -142,6 +142,9 @@ type Request struct {
 	// (ExpectedOutputTokens).
 	InputTokens, MaxTokens int64
 	OutputEWMA             float64
+	// Rule is the filter of the route's rule that applied
+	// (docs/routing.md#rules), nil for none; Plan applies it before Prefs.
+	Rule *RuleFilter
 	// Prefs are the request's routing preferences
 	// (docs/routing.md#per-request-preferences); nil means none.
 	Prefs *Preferences

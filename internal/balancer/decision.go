@@ -15,7 +15,7 @@ import (
 // the Decision is read (Tiers, CandidateRecord.ReasonText) or marshalled. Its
 // JSON is
 //
-//	{"request_id", "model", "key", "session", "stream", "strategy",
+//	{"request_id", "model", "key", "session", "stream", "strategy", "rule",
 //	 "tiers": [{"priority", "candidates": [{"name", "weight", "filter",
 //	   "reason", "translate", "scores": {…}, "rank"}]}],
 //	 "order", "waitable", "chosen", "elapsed_ns", "at"}
@@ -28,6 +28,14 @@ type Decision struct {
 	Stream    bool
 	// Strategy is the name of the strategy that ordered the tiers.
 	Strategy string
+	// Rule names the route's rule that applied, e.g.
+	// "routes[claude-sonnet-4].rules[1]" (Request.Rule.Ref, or set by the
+	// caller for a rule that only changed the strategy, the tiers or the
+	// model); "" for none.
+	Rule string
+	// ReroutedBy names the rule that re-routed the request to Model, ""
+	// when it was not.
+	ReroutedBy string
 	// At is when planning started, from Options.Now.
 	At time.Time
 	// Candidates holds one record per candidate, grouped by tier in
@@ -105,6 +113,8 @@ type decisionJSON struct {
 	Session   string          `json:"session,omitempty"`
 	Stream    bool            `json:"stream"`
 	Strategy  string          `json:"strategy"`
+	Rule      string          `json:"rule,omitempty"`
+	Rerouted  string          `json:"rerouted_by,omitempty"`
 	Tiers     []TierRecord    `json:"tiers"`
 	Order     []string        `json:"order"`
 	Waitable  []string        `json:"waitable"`
@@ -121,7 +131,7 @@ type decisionJSON struct {
 func (d Decision) MarshalJSON() ([]byte, error) {
 	w := decisionJSON{
 		RequestID: d.RequestID, Model: d.Model, Key: d.Key, Session: d.Session, Stream: d.Stream,
-		Strategy: d.Strategy, Tiers: d.Tiers(), Order: nonNil(d.Order), Waitable: nonNil(d.Waitable),
+		Strategy: d.Strategy, Rule: d.Rule, Rerouted: d.ReroutedBy, Tiers: d.Tiers(), Order: nonNil(d.Order), Waitable: nonNil(d.Waitable),
 		Chosen: d.Chosen, ElapsedNs: d.ElapsedNs, At: d.At, Tried: d.Tried, TraceID: d.TraceID,
 	}
 	if d.Affinity.Session != "" {
@@ -143,6 +153,9 @@ const (
 	// FilterPinnedElsewhere: the request refers to state another upstream
 	// holds (Detail says which), so it may go there only.
 	FilterPinnedElsewhere = "pinned_elsewhere"
+	// FilterRule: the route's rule that applied leaves the upstream out
+	// (Detail says how: "not in upstreams" or "excluded").
+	FilterRule = "rule"
 	// FilterPreferences: the request's preferences leave the upstream out
 	// (Detail says which: "ignored", "not in only", "over max_price", …).
 	FilterPreferences = "preferences"
@@ -208,6 +221,8 @@ func (r *CandidateRecord) ReasonText() string {
 	switch r.Filter {
 	case FilterPinnedElsewhere:
 		return withDetail("pinned", r.Detail)
+	case FilterRule:
+		return withDetail("rule", r.Detail)
 	case FilterPreferences:
 		return withDetail("preferences", r.Detail)
 	case FilterInactive:

@@ -73,14 +73,7 @@ func (p *Preferences) drop(c *Candidate) string {
 }
 
 // names reports whether list names c.
-func (*Preferences) names(list []string, c *Candidate) bool {
-	for _, n := range list {
-		if named(n, c) {
-			return true
-		}
-	}
-	return false
-}
+func (*Preferences) names(list []string, c *Candidate) bool { return nameIn(list, c) }
 
 // named reports whether name is c's upstream or provider name.
 func named(name string, c *Candidate) bool {

@@ -295,6 +295,13 @@ type Key struct {
 	// docs/routing.md#per-request-preferences). Default true; a key with
 	// false that sends them gets 403 preferences_not_allowed.
 	Preferences bool `yaml:"preferences" json:"preferences"`
+	// Tags label the key for routes' rules (a rule's `when.tags` holds when
+	// the key has one of them, docs/routing.md#rules). Default none.
+	Tags []string `yaml:"tags" json:"tags"`
+	// Debug lets the key ask for its requests' routing decision with the
+	// X-Switchyard-Debug: 1 header (docs/reference.md#request-level-debug).
+	// Default false: the header is ignored.
+	Debug bool `yaml:"debug" json:"debug"`
 }
 
 // Route holds per-model settings. It inherits every key of `defaults` it does not set.
@@ -308,6 +315,10 @@ type Route struct {
 	FallbackModels []string `yaml:"fallback_models" json:"fallback_models"`
 	// Affinity overrides the global affinity block.
 	Affinity RouteAffinity `yaml:"affinity" json:"affinity"`
+	// Rules narrow, reorder or re-route the route's requests by what they
+	// carry; the first whose When holds applies (docs/routing.md#rules).
+	// Default none.
+	Rules []Rule `yaml:"rules" json:"rules,omitempty"`
 }
 
 // Queue configures an upstream's concurrency wait queue.

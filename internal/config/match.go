@@ -65,3 +65,64 @@ func MatchRoute(routes []Route, model string) (Route, bool) {
 	}
 	return Route{}, false
 }
+
+// Pattern is a glob (see Glob) compiled once, for matching on the hot path:
+// an exact name, "*", "prefix*", "*suffix" and "*infix*" match without
+// path.Match; anything else falls back to Glob. The zero Pattern matches
+// only "".
+type Pattern struct {
+	kind patternKind
+	lit  string // the literal part, or the whole pattern for patternGlob
+}
+
+type patternKind uint8
+
+const (
+	patternExact patternKind = iota
+	patternAny
+	patternPrefix
+	patternSuffix
+	patternInfix
+	patternGlob
+)
+
+// CompilePattern compiles pattern; a malformed one matches only itself, as
+// with Glob.
+func CompilePattern(pattern string) Pattern {
+	if !IsGlob(pattern) {
+		return Pattern{kind: patternExact, lit: pattern}
+	}
+	if pattern == "*" {
+		return Pattern{kind: patternAny}
+	}
+	inner := strings.Trim(pattern, "*")
+	if !IsGlob(inner) {
+		lead, trail := pattern[0] == '*', pattern[len(pattern)-1] == '*'
+		switch {
+		case lead && trail && strings.Count(pattern, "*") == 2:
+			return Pattern{kind: patternInfix, lit: inner}
+		case trail && !lead && strings.Count(pattern, "*") == 1:
+			return Pattern{kind: patternPrefix, lit: inner}
+		case lead && !trail && strings.Count(pattern, "*") == 1:
+			return Pattern{kind: patternSuffix, lit: inner}
+		}
+	}
+	return Pattern{kind: patternGlob, lit: pattern}
+}
+
+// Match reports whether s matches the pattern, as Glob would.
+func (p Pattern) Match(s string) bool {
+	switch p.kind {
+	case patternExact:
+		return s == p.lit
+	case patternAny:
+		return true
+	case patternPrefix:
+		return strings.HasPrefix(s, p.lit)
+	case patternSuffix:
+		return strings.HasSuffix(s, p.lit)
+	case patternInfix:
+		return strings.Contains(s, p.lit)
+	}
+	return Glob(p.lit, s)
+}

@@ -58,6 +58,7 @@ func (c *Config) validate(simulated bool) Errors {
 		routeModels: map[string]int{},
 		defaultErrs: map[FieldError]bool{},
 		affinity:    c.Affinity,
+		routes:      c.Routes,
 	}
 	for _, e := range defaults.errs {
 		x.defaultErrs[e] = true
@@ -126,6 +127,7 @@ type crossRefs struct {
 	routeModels map[string]int      // route model → first index
 	defaultErrs map[FieldError]bool // errors of `defaults`, relative paths
 	affinity    Affinity            // the global block routes override
+	routes      []Route             // every route, for rules' re-routes
 }
 
 func (v *validator) add(path, format string, args ...any) {

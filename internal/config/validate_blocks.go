@@ -212,6 +212,11 @@ func (k *Key) check(v *validator, path string, i int, x *crossRefs) {
 	}
 	v.atLeast(p("rpm"), int64(k.RPM), 0)
 	k.SpendLimit.check(v, p("spend_limit"))
+	for j, t := range k.Tags {
+		if t == "" {
+			v.add(fmt.Sprintf("%s[%d]", p("tags"), j), "must not be empty")
+		}
+	}
 }
 
 // checkSHA256 returns "" when s is 64 hex digits, else the problem.
@@ -273,6 +278,8 @@ func (r *Route) check(v *validator, path string, i int, x *crossRefs) {
 			}
 		}
 	}
+
+	r.checkRules(v, path, x)
 
 	a := r.Affinity
 	if a.Prefix.MinTokens != 0 {

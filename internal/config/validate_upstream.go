@@ -112,7 +112,8 @@ func (u *Upstream) check(v *validator, path string, i int, x *crossRefs) {
 	}
 }
 
-func sortedKeys(m map[string]string) []string {
+// sortedKeys returns m's keys in order, so that errors come out in a stable order.
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -197,8 +197,12 @@ func timeOrNil(t time.Time) *time.Time {
 
 // Explain implements admin.Observer.
 func (a adminGateway) Explain(q admin.ExplainQuery) (*balancer.Decision, error) {
+	hdr, err := proxy.ExplainHeaders(q.Header)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", admin.ErrInvalid, err.Error())
+	}
 	d, err := a.g.Explain(context.Background(), proxy.ExplainRequest{Model: q.Model, Key: q.Key, Session: q.Session, Stream: q.Stream,
-		InputTokens: q.InputTokens, MaxTokens: q.MaxTokens, Provider: q.Provider})
+		InputTokens: q.InputTokens, MaxTokens: q.MaxTokens, Provider: q.Provider, Header: hdr, Tools: q.Tools})
 	switch {
 	case err == nil:
 		return d, nil

@@ -75,6 +75,7 @@ type route struct {
 	// affinityOn are (docs/routing.md#prefix-cache-affinity).
 	prefix   affinity.Prefix
 	prefixOn bool
+	rules    []*rule // routes[].rules, compiled; nil for none
 }
 
 // CatalogInput is what a Catalog is built from.
@@ -180,7 +181,11 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 				return nil, fmt.Errorf("building balancer for route %q: %w", r.Model, err)
 			}
 		}
-		rt := &route{cfg: r, bal: b, hedge: newHedgePolicy(r.Hedge)}
+		rules, err := compileRules(r, in.Seed^c.gen<<32|uint64(i), balancer.Options{Now: in.Now})
+		if err != nil {
+			return nil, fmt.Errorf("building rules for route %q: %w", r.Model, err)
+		}
+		rt := &route{cfg: r, bal: b, hedge: newHedgePolicy(r.Hedge), rules: rules}
 		rt.budget, rt.hedges = in.Previous.budgets(r)
 		if rt.budget == nil {
 			rt.budget = limits.NewRetryBudget(in.Clock, r.RetryBudget)

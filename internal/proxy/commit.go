@@ -21,6 +21,9 @@ type reply struct {
 	pin      *statePin
 	attempts int // attempts made, for X-Switchyard-Attempts
 	raced    int // attempts raced for the answer, for X-Switchyard-Hedged
+	// debug, when set, adds the request-level debug headers for the
+	// committing upstream (docs/reference.md#request-level-debug).
+	debug func(h http.Header, committing string)
 }
 
 // commit relays a started attempt to the client: from here on the request
@@ -163,6 +166,9 @@ func (a *attempt) setGatewayHeaders(rp *reply) {
 	}
 	if rp.raced > 1 {
 		h["X-Switchyard-Hedged"] = attemptsValue(rp.raced)
+	}
+	if rp.debug != nil {
+		rp.debug(h, a.up.cfg.Name)
 	}
 }
 

@@ -53,6 +53,16 @@ type request struct {
 	prefsRaw string
 	prefs    *balancer.Preferences
 	traced   bool // the request is traced: attempts carry spans
+	// facts and userID are what rules read from the body, found when a
+	// rule first asks (learn).
+	facts  facts
+	userID string
+	// tokens, when > 0, is the input-token estimate rules test instead of
+	// the body's size / 4 (an explain has no body).
+	tokens int64
+	// debug: the key may ask for, and asked for, the routing decision in
+	// the response headers (docs/reference.md#request-level-debug).
+	debug bool
 	// tr decodes the request into the canonical form once, for the
 	// attempts on upstreams of other families (its sync.Once guards it).
 	tr translation
@@ -77,6 +87,15 @@ type exchange struct {
 	tried [2]store.Attempt
 	// trace is the request's tracing, nil when tracing is off.
 	trace *traced
+	// ruled is the route whose rules were matched for the request's model
+	// and rule the one that applied (nil for none); rerouted is the rule
+	// that re-routed the request to another model, nil when none did.
+	ruled    *route
+	rule     *rule
+	rerouted *rule
+	// costs holds the candidates' estimated costs of the last plan, kept
+	// for the debug decision only.
+	costs []candidateCost
 }
 
 // serveProxy handles one proxied client request end to end.
@@ -93,6 +112,9 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, cl call, pat
 	}
 	w.Header().Set("X-Request-Id", x.log.ID)
 	if err := x.run(); err != nil {
+		if x.debug {
+			x.debugHeaders(w.Header(), "")
+		}
 		var ae *apiError
 		if !errors.As(err, &ae) {
 			ae = apiErrorFor(err)
@@ -109,6 +131,9 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, cl call, pat
 	if x.trace != nil {
 		x.trace.end(&x.log, x.began)
 	}
+	if x.debug {
+		x.logDecision()
+	}
 	if s.opts.Logs != nil {
 		s.opts.Logs.Enqueue(x.log)
 	}
@@ -122,6 +147,7 @@ func (x *exchange) run() error {
 		return err
 	}
 	x.key, x.log.Key = key, key.cfg.Name
+	x.debug = key.cfg.Debug && x.r.Header.Get(headerDebug) == "1"
 	if x.body, err = readBody(x.w, x.r, x.cat.maxBody); err != nil {
 		return err
 	}
@@ -136,6 +162,11 @@ func (x *exchange) run() error {
 		return newError(ErrModelNotAllowed, fmt.Sprintf("model %q is not allowed for this key", x.model))
 	}
 	rt := x.cat.route(x.model)
+	if len(rt.rules) > 0 {
+		if rt, err = x.applyRules(rt); err != nil {
+			return err
+		}
+	}
 	x.tr.client = translates(x.codec, rt.cfg.RouteSettings)
 	if int64(len(x.body)) > rt.cfg.MaxBodyBytes {
 		return newError(ErrBodyTooLarge, bodyTooLargeMsg(rt.cfg.MaxBodyBytes))

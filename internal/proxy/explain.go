@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -30,6 +32,11 @@ type ExplainRequest struct {
 	// Provider is routing preferences as JSON, as a request would send them
 	// (docs/routing.md#per-request-preferences); "" for none.
 	Provider string
+	// Header holds the request headers the route's rules may test
+	// (docs/routing.md#rules); Tools says the request declares tools. The
+	// rules see Key, Stream and InputTokens too; no image, no user id.
+	Header http.Header
+	Tools  bool
 }
 
 // Explain computes the routing decision a request for req.Model would get
@@ -50,18 +57,27 @@ func (s *Server) Explain(ctx context.Context, req ExplainRequest) (*balancer.Dec
 			return nil, fmt.Errorf("explaining %s: %w", req.Model, newError(ErrModelNotAllowed, "key "+req.Key+" may not use model "+req.Model))
 		}
 	}
-	ups := cat.servers(req.Model, key)
-	if len(ups) == 0 {
-		return nil, fmt.Errorf("explaining %s: %w", req.Model, newError(ErrModelNotFound, "no upstream serves model "+req.Model))
+	model, rt := req.Model, cat.route(req.Model)
+	var ru, rerouted *rule
+	if len(rt.rules) > 0 {
+		q := explained(req, key)
+		if ru = q.matchRule(rt.rules, false); ru != nil && ru.model != "" {
+			rerouted, model = ru, ru.model
+			rt = cat.route(model)
+			ru = q.matchRule(rt.rules, true)
+		}
 	}
-	rt := cat.route(req.Model)
-	cands, _ := s.snapshot(ups, req.Model, 0)
+	ups := cat.servers(model, key)
+	if len(ups) == 0 {
+		return nil, fmt.Errorf("explaining %s: %w", req.Model, newError(ErrModelNotFound, "no upstream serves model "+model))
+	}
+	cands, _ := s.snapshot(ups, model, 0)
 	keyName := ""
 	if key != nil {
 		keyName = key.cfg.Name
 	}
 	breq := balancer.Request{
-		RequestID: "explain", Model: req.Model, Key: keyName, Session: req.Session, Stream: req.Stream, K: 1 + rt.cfg.Retries,
+		RequestID: "explain", Model: model, Key: keyName, Session: req.Session, Stream: req.Stream, K: 1 + rt.cfg.Retries,
 		DryRun: true, InputTokens: req.InputTokens, MaxTokens: req.MaxTokens, OutputEWMA: rt.out.value(),
 	}
 	if req.Provider != "" {
@@ -88,8 +104,52 @@ func (s *Server) Explain(ctx context.Context, req ExplainRequest) (*balancer.Dec
 			}
 		}
 	}
-	plan := rt.bal.Plan(breq, cands)
+	bal := rt.bal
+	if ru != nil {
+		bal = ru.apply(&breq, cands, bal)
+	}
+	plan := bal.Plan(breq, cands)
+	if ru != nil {
+		plan.Decision.Rule = ru.ref
+	}
+	if rerouted != nil {
+		plan.Decision.ReroutedBy = rerouted.ref
+	}
 	return &plan.Decision, nil
+}
+
+// ExplainHeaders parses explain's header pairs, each "Name=value", into
+// the headers of an ExplainRequest; it names the first pair without '='
+// or with an empty name.
+func ExplainHeaders(pairs []string) (http.Header, error) {
+	h := http.Header{}
+	for _, p := range pairs {
+		name, value, ok := strings.Cut(p, "=")
+		if name = strings.TrimSpace(name); !ok || name == "" {
+			return nil, fmt.Errorf("header %q must be NAME=VALUE", p)
+		}
+		h.Add(name, value)
+	}
+	return h, nil
+}
+
+// explained is the request the rules see for an explain: req's headers,
+// key (none: a key matching no key or tags condition), stream, input
+// tokens and tools; the body facts are known, none but tools true.
+func explained(req ExplainRequest, key *clientKey) *request {
+	if key == nil {
+		key = &clientKey{}
+	}
+	hr := &http.Request{Header: req.Header}
+	if hr.Header == nil {
+		hr.Header = http.Header{}
+	}
+	q := &request{r: hr, key: key, stream: req.Stream, model: req.Model, tokens: max(req.InputTokens, 0),
+		facts: factTools | factImages | factUserID}
+	if req.Tools {
+		q.facts |= factTools << 4
+	}
+	return q
 }
 
 // snapshot builds the balancer's view of ups from the live state for a

@@ -124,7 +124,21 @@ func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*ups
 		BodyLen: bodyLen, InputTokens: bodyLen / 4, MaxTokens: x.maxTokens, OutputEWMA: rt.out.value(), Prefs: x.prefs,
 	}
 	x.pin(ctx, &req, rt)
-	plan := rt.bal.Plan(req, cands)
+	bal := rt.bal
+	ru := x.ruleFor(rt)
+	if ru != nil {
+		bal = ru.apply(&req, cands, bal)
+	}
+	plan := bal.Plan(req, cands)
+	if ru != nil {
+		plan.Decision.Rule = ru.ref
+	}
+	if x.rerouted != nil {
+		plan.Decision.ReroutedBy = x.rerouted.ref
+	}
+	if x.debug {
+		x.noteCosts(&req, cands)
+	}
 	if x.trace != nil {
 		plan.Decision.TraceID = x.log.TraceID
 		x.trace.plan(&plan.Decision)
@@ -227,7 +241,11 @@ func (x *exchange) commit(a *attempt) outcome.Outcome {
 	if x.trace != nil {
 		x.trace.respModel = a.respModel
 	}
-	return a.commit(&reply{w: x.w, log: &x.log, pin: &x.pinned, attempts: x.tally.attempts, raced: x.raced})
+	rp := &reply{w: x.w, log: &x.log, pin: &x.pinned, attempts: x.tally.attempts, raced: x.raced}
+	if x.debug {
+		rp.debug = x.debugHeaders
+	}
+	return a.commit(rp)
 }
 
 // cursor walks a plan's candidates: its order, then its waitable ones

@@ -293,6 +293,7 @@
         el('td', { text: d.model }),
         el('td', { text: d.key || dash }),
         el('td', { text: d.strategy }),
+        el('td', { class: 'rule', text: (d.rule || dash) + (d.rerouted_by ? ' (re-routed by ' + d.rerouted_by + ')' : '') }),
         el('td', {}, d.chosen ? el('strong', { text: d.chosen }) : el('span', { class: 'bad', text: 'none' })),
         el('td', { class: 'order', text: (d.order || []).join(' → ') || dash }),
         el('td', { class: 'tried', text: tried(d) }),
@@ -302,7 +303,7 @@
       tr.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') openRequest(d.request_id); });
       return tr;
     });
-    if (nodes.length === 0) nodes.push(el('tr', {}, el('td', { colspan: 10, class: 'muted', text: 'No requests routed yet.' })));
+    if (nodes.length === 0) nodes.push(el('tr', {}, el('td', { colspan: 11, class: 'muted', text: 'No requests routed yet.' })));
     body.replaceChildren(...nodes);
   }
 

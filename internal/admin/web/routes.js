@@ -8,7 +8,9 @@
 // that model over the last 5 minutes. The chart's history comes from the
 // server once (state?history=2s, the window's attempts in 2 s steps), then
 // grows by one point per poll, built from `requests_total`; a line starts
-// where its data starts. Everything from the API is inserted as text.
+// where its data starts. Under the head, the route's rules in order, each
+// as "when → action" (docs/routing.md#rules). Everything from the API is
+// inserted as text.
 'use strict';
 
 // switchyardRoutes returns {historyQuery(), record(state), render(state),
@@ -148,6 +150,42 @@ function switchyardRoutes(h) {
       el('tbody', {}, ...rows));
   }
 
+  // ---- the rules ----
+
+  // whenText says a rule's conditions in one line: "header x-team=research*
+  // · tools" ("always" for none).
+  function whenText(w) {
+    const parts = [];
+    for (const [name, glob] of Object.entries(w.header || {})) parts.push('header ' + name + '=' + glob);
+    if (w.min_input_tokens) parts.push('input ≥ ' + w.min_input_tokens + ' tokens');
+    if (w.max_input_tokens) parts.push('input ≤ ' + w.max_input_tokens + ' tokens');
+    if (w.key && w.key.length) parts.push('key ' + w.key.join(' | '));
+    if (w.tags && w.tags.length) parts.push('tags ' + w.tags.join(' | '));
+    for (const b of ['stream', 'tools', 'images']) if (b in w) parts.push(w[b] ? b : 'no ' + b);
+    if (w.metadata && w.metadata.user_id) parts.push('user_id ' + w.metadata.user_id);
+    return parts.join(' · ') || 'always';
+  }
+
+  // actionText says a rule's actions in one line.
+  function actionText(r) {
+    const parts = [];
+    if (r.upstreams && r.upstreams.length) parts.push('only ' + r.upstreams.join(', '));
+    if (r.exclude && r.exclude.length) parts.push('exclude ' + r.exclude.join(', '));
+    if (r.strategy) parts.push('strategy ' + r.strategy);
+    if (r.model) parts.push('re-route to ' + r.model);
+    const tiers = Object.entries(r.priority || {}).map(([n, t]) => n + ' tier ' + t);
+    if (tiers.length) parts.push(tiers.join(', '));
+    return parts.join(' · ');
+  }
+
+  function rulesList(r) {
+    if (!r.rules || r.rules.length === 0) return null;
+    return el('ol', { class: 'rules', start: 0, 'aria-label': 'Rules of route ' + r.route },
+      ...r.rules.map((rule, i) => el('li', { 'data-rule': 'routes[' + r.route + '].rules[' + i + ']' },
+        el('span', { class: 'when', text: whenText(rule.when || {}) }), ' → ',
+        el('span', { class: 'action', text: actionText(rule) }))));
+  }
+
   // ---- the chart ----
 
   function niceMax(x) {
@@ -215,9 +253,11 @@ function switchyardRoutes(h) {
     box.replaceChildren(...routes.map((r) => {
       const svg = el('svg', { class: 'chart', role: 'img', 'aria-label': 'Requests per second per upstream for ' + r.model + ' over time' });
       charts.push([svg, r]);
+      const rules = rulesList(r);
       return el('div', { class: 'route', 'data-model': r.model },
         el('div', { class: 'route-head' }, el('h3', { text: r.model }),
           el('span', { class: 'muted', text: r.requests_5m + ' attempts in the window' })),
+        ...(rules ? [rules] : []),
         el('div', { class: 'route-body' }, el('div', { class: 'scroll' }, table(r)), svg));
     }));
     for (const [svg, r] of charts) {

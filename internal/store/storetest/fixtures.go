@@ -56,6 +56,8 @@ func Key(name string) config.Key {
 		RPM:              120,
 		SpendLimit:       config.SpendLimit{USD: 99.5, Period: "month"},
 		Preferences:      true,
+		Tags:             []string{"batch", "eu"},
+		Debug:            true,
 	}
 }
 
@@ -80,6 +82,14 @@ func Route(model string) config.Route {
 		FallbackModels: []string{"gpt-4o-mini", "claude-3-5-haiku"},
 		Affinity: config.RouteAffinity{Enabled: &enabled, SlidingTTL: 2 * time.Minute, AbsoluteTTL: time.Hour,
 			Prefix: config.RoutePrefixAffinity{Enabled: &enabled, MinTokens: 512, TTL: 3 * time.Minute, MaxShare: 0.6}},
+		Rules: []config.Rule{
+			{When: config.RuleWhen{Header: map[string]string{"x-team": "research*"}, MinInputTokens: 10, MaxInputTokens: 1000,
+				Key: []string{"batch-*"}, Tags: []string{"batch"}, Stream: &enabled, Tools: &enabled, Images: &enabled,
+				Metadata: config.RuleMetadata{UserID: "u-*"}},
+				Upstreams: []string{"openai-main"}, Exclude: []string{"bedrock"}, Strategy: config.StrategyFailover,
+				Priority: map[string]int{"azure-east": 0}},
+			{Model: "gpt-4o-mini"},
+		},
 	}
 }
 
