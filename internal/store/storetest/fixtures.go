@@ -55,6 +55,7 @@ func Key(name string) config.Key {
 		AllowedUpstreams: []string{"openai-main", "azure-east"},
 		RPM:              120,
 		SpendLimit:       config.SpendLimit{USD: 99.5, Period: "month"},
+		Preferences:      true,
 	}
 }
 
@@ -77,7 +78,8 @@ func Route(model string) config.Route {
 			DefaultMaxTokens:  8192,
 		},
 		FallbackModels: []string{"gpt-4o-mini", "claude-3-5-haiku"},
-		Affinity:       config.RouteAffinity{Enabled: &enabled, SlidingTTL: 2 * time.Minute, AbsoluteTTL: time.Hour},
+		Affinity: config.RouteAffinity{Enabled: &enabled, SlidingTTL: 2 * time.Minute, AbsoluteTTL: time.Hour,
+			Prefix: config.RoutePrefixAffinity{Enabled: &enabled, MinTokens: 512, TTL: 10 * time.Minute, MaxShare: 0.5}},
 	}
 }
 
