@@ -673,6 +673,7 @@ func TestDashboard(t *testing.T) {
 		{"/admin/app.js", "javascript", "sessionStorage"},
 		{"/admin/request.js", "javascript", "requests/"},
 		{"/admin/routes.js", "javascript", "?history="},
+		{"/admin/spend.js", "javascript", "usage?since="},
 		{"/admin/style.css", "text/css", "font-family"},
 		{"/admin/favicon.svg", "image/svg+xml", "<svg"},
 		{"/admin/favicon.ico", "image/svg+xml", "<svg"},
