@@ -645,8 +645,24 @@ func TestLiveEndpoints(t *testing.T) {
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantUsage(t, b, []admin.UsageRow{}) }},
 		{name: "usage bad since", method: "GET", path: "/admin/api/usage?since=yesterday", status: 400,
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "since", "RFC 3339") }},
-		{name: "usage bad by", method: "GET", path: "/admin/api/usage?by=model", status: 400,
-			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "by", "upstream, key or day") }},
+		{name: "usage by model", method: "GET", path: "/admin/api/usage?by=model", status: 200,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) {
+				wantUsage(t, b, []admin.UsageRow{
+					{Name: "(none)", Requests: 1, Errors: 1},
+					{Name: "gpt-4o", Requests: 2, InputTokens: 15, OutputTokens: 21, CacheReadTokens: 4, CacheWriteTokens: 2, USD: usdA1, Unpriced: 1},
+					{Name: "gpt-4o-mini", Requests: 1, InputTokens: 20, OutputTokens: 32, USD: usdA2, Errors: 1},
+				})
+			}},
+		{name: "usage by model since a time", method: "GET", path: "/admin/api/usage?since=2025-05-01T00:00:00Z&by=model", status: 200,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) {
+				wantUsage(t, b, []admin.UsageRow{
+					{Name: "(none)", Requests: 1, Errors: 1},
+					{Name: "gpt-4o", Requests: 3, InputTokens: 22, OutputTokens: 22, CacheReadTokens: 4, CacheWriteTokens: 2, USD: usdA1, Unpriced: 2},
+					{Name: "gpt-4o-mini", Requests: 1, InputTokens: 20, OutputTokens: 32, USD: usdA2, Errors: 1},
+				})
+			}},
+		{name: "usage bad by", method: "GET", path: "/admin/api/usage?by=route", status: 400,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "by", "upstream, key, model or day") }},
 		{name: "unknown endpoint", method: "GET", path: "/admin/api/nope", status: 404},
 	})
 }
@@ -682,6 +698,7 @@ func TestDashboard(t *testing.T) {
 		{"/admin/app.js", "javascript", "sessionStorage"},
 		{"/admin/request.js", "javascript", "requests/"},
 		{"/admin/routes.js", "javascript", "?history="},
+		{"/admin/spend.js", "javascript", "usage?since="},
 		{"/admin/style.css", "text/css", "font-family"},
 		{"/admin/favicon.svg", "image/svg+xml", "<svg"},
 		{"/admin/favicon.ico", "image/svg+xml", "<svg"},

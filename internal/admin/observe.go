@@ -132,9 +132,9 @@ func (h *handler) usage(w http.ResponseWriter, r *http.Request) {
 	switch uq.By {
 	case "":
 		uq.By = "upstream"
-	case "upstream", "key", "day":
+	case "upstream", "key", "model", "day":
 	default:
-		errs = append(errs, config.FieldError{Path: "by", Msg: fmt.Sprintf("must be upstream, key or day, got %q", uq.By)})
+		errs = append(errs, config.FieldError{Path: "by", Msg: fmt.Sprintf("must be upstream, key, model or day, got %q", uq.By)})
 	}
 	if s := q.Get("since"); s != "" {
 		if t, err := time.Parse(time.RFC3339, s); err == nil {

@@ -13,15 +13,16 @@ type UsageQuery struct {
 	Since time.Time
 	// Ago is the period's length, ending now (the Service's clock).
 	Ago time.Duration
-	// By is "upstream", "key" or "day" (the UTC day, YYYY-MM-DD).
+	// By is "upstream", "key", "model" (the client's model, the route) or
+	// "day" (the UTC day, YYYY-MM-DD).
 	By string
 }
 
 // UsageRow is one line of GET /usage.
 type UsageRow struct {
-	// Name is the upstream's or key's name, or the UTC day (YYYY-MM-DD);
-	// "(none)" for requests that no upstream served (or that no key made,
-	// e.g. with an invalid key).
+	// Name is the upstream's or key's name, the client's model, or the UTC
+	// day (YYYY-MM-DD); "(none)" for requests that no upstream served (or
+	// that no key made, e.g. with an invalid key, or that named no model).
 	Name string `json:"name"`
 	// Requests counts client requests.
 	Requests int64 `json:"requests"`
@@ -42,13 +43,14 @@ type UsageRow struct {
 	Errors int64 `json:"errors"`
 }
 
-// noName is the row of requests without an upstream (or a key).
+// noName is the row of requests without an upstream (or a key, a model).
 const noName = "(none)"
 
-// Usage adds up the request logs since q's start by upstream, key or UTC
-// day, ordered by name. The store sums them per (upstream, key, day),
-// costs included as each log recorded it. Logs reach the store
-// asynchronously, so the last second or so of requests may be missing.
+// Usage adds up the request logs since q's start by upstream, key, model
+// or UTC day, ordered by name. The store sums them per (upstream, key,
+// model, day), costs included as each log recorded it. Logs reach the
+// store asynchronously, so the last second or so of requests may be
+// missing.
 func (s *Service) Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error) {
 	since := q.Since
 	if since.IsZero() {
@@ -64,6 +66,8 @@ func (s *Service) Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error) {
 		switch q.By {
 		case "key":
 			name = t.Key
+		case "model":
+			name = t.Model
 		case "day":
 			name = t.Day.UTC().Format(time.DateOnly)
 		default:

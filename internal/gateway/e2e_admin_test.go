@@ -447,12 +447,12 @@ func TestAdminUsage(t *testing.T) {
 	logs := []store.RequestLog{
 		// Costs as logged when served, at up-a's price then (2 and 10 USD
 		// per million tokens); up-a's price today is another.
-		{ID: "yesterday", Time: now.Add(-14 * time.Hour), Key: "e2e", Upstream: "up-a", Status: 200, InputTokens: 100, OutputTokens: 100, CostUSD: 0.0012},
-		{ID: "old", Time: now.Add(-2 * time.Hour), Key: "e2e", Upstream: "up-a", Status: 200, InputTokens: 1000, OutputTokens: 1000, CostUSD: 0.012},
-		{ID: "1", Time: now.Add(-30 * time.Minute), Key: "e2e", Upstream: "up-a", Status: 200, InputTokens: 1_000_000, OutputTokens: 100_000,
+		{ID: "yesterday", Time: now.Add(-14 * time.Hour), Key: "e2e", Model: "gpt-4o", Upstream: "up-a", Status: 200, InputTokens: 100, OutputTokens: 100, CostUSD: 0.0012},
+		{ID: "old", Time: now.Add(-2 * time.Hour), Key: "e2e", Model: "gpt-4o", Upstream: "up-a", Status: 200, InputTokens: 1000, OutputTokens: 1000, CostUSD: 0.012},
+		{ID: "1", Time: now.Add(-30 * time.Minute), Key: "e2e", Model: "gpt-4o", Upstream: "up-a", Status: 200, InputTokens: 1_000_000, OutputTokens: 100_000,
 			CacheReadTokens: 500_000, CacheWriteTokens: 1000, CostUSD: 3},
-		{ID: "2", Time: now.Add(-20 * time.Minute), Key: "other", Upstream: "up-a", Status: 200, InputTokens: 10, OutputTokens: 20, CostUSD: 0.00022},
-		{ID: "3", Time: now.Add(-10 * time.Minute), Key: "e2e", Upstream: "up-b", Status: 200, InputTokens: 5, OutputTokens: 7, ErrorClass: "stream_interrupted", Unpriced: true},
+		{ID: "2", Time: now.Add(-20 * time.Minute), Key: "other", Model: "gpt-4o-mini", Upstream: "up-a", Status: 200, InputTokens: 10, OutputTokens: 20, CostUSD: 0.00022},
+		{ID: "3", Time: now.Add(-10 * time.Minute), Key: "e2e", Model: "gpt-4o", Upstream: "up-b", Status: 200, InputTokens: 5, OutputTokens: 7, ErrorClass: "stream_interrupted", Unpriced: true},
 		{ID: "4", Time: now.Add(-time.Minute), Key: "e2e", Status: 502, ErrorClass: "no_upstream_available"},
 	}
 	if err := st.InsertRequestLogs(context.Background(), logs); err != nil {
@@ -492,6 +492,12 @@ func TestAdminUsage(t *testing.T) {
 			{Name: "2025-05-31", Requests: 1, InputTokens: 100, OutputTokens: 100, USD: 0.0012},
 			{Name: "2025-06-01", Requests: 5, InputTokens: 1_001_015, OutputTokens: 101_027, CacheRead: 500_000, CacheWrite: 1000,
 				USD: 0.012 + 3 + 0.00022, Unpriced: 1, Errors: 2},
+		}},
+		{"?by=model", []row{ // the client's model, whichever upstream served it
+			{Name: "(none)", Requests: 1, Errors: 1},
+			{Name: "gpt-4o", Requests: 4, InputTokens: 1_001_105, OutputTokens: 101_107, CacheRead: 500_000, CacheWrite: 1000,
+				USD: 0.0012 + 0.012 + 3, Unpriced: 1, Errors: 1},
+			{Name: "gpt-4o-mini", Requests: 1, InputTokens: 10, OutputTokens: 20, USD: 0.00022},
 		}},
 		{"?since=1h", []row{
 			{Name: "(none)", Requests: 1, Errors: 1},

@@ -88,9 +88,9 @@ type Store interface {
 	RequestLog(ctx context.Context, id string) (RequestLog, error)
 	// UsageTotals adds up, in the database, the request logs whose Time is
 	// at or after since (to the nanosecond; a log with the zero Time is
-	// never counted): one total per (Upstream, Key) pair that has a log,
-	// ordered by upstream, then key. Grouping by both lets a caller price
-	// tokens per upstream and still total by key. It never returns nil.
+	// never counted): one total per (Upstream, Key, Model) and UTC day that
+	// has a log, ordered by upstream, key, model, then day. Grouping by all
+	// of them lets a caller total by any one. It never returns nil.
 	UsageTotals(ctx context.Context, since time.Time) ([]UsageTotal, error)
 
 	// AddSpend adds every delta's USD to the total stored under its
@@ -241,8 +241,8 @@ func ParseTried(s string) []Attempt {
 	return tried
 }
 
-// UsageTotal is what the request logs of one (Upstream, Key) pair add up to
-// over one UTC day of a period (Store.UsageTotals).
+// UsageTotal is what the request logs of one (Upstream, Key, Model) add up
+// to over one UTC day of a period (Store.UsageTotals).
 type UsageTotal struct {
 	// Day is the UTC day of the requests' Time, at midnight UTC.
 	Day time.Time `json:"day"`
@@ -252,6 +252,9 @@ type UsageTotal struct {
 	// Key is the name of the client key that made the requests; "" when
 	// none did (e.g. an invalid key).
 	Key string `json:"key"`
+	// Model is the client-facing model the requests asked for (the route);
+	// "" when none was read (e.g. a body that was not JSON).
+	Model string `json:"model"`
 	// Requests counts the logs.
 	Requests int64 `json:"requests"`
 	// Errors counts the logs with an ErrorClass.

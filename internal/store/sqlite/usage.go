@@ -9,15 +9,15 @@ import (
 )
 
 // UsageTotals adds up the request logs since since per (upstream, key,
-// UTC day) with one GROUP BY over the range of request_logs_time that the
-// period covers.
+// model, UTC day) with one GROUP BY over the range of request_logs_time
+// that the period covers.
 func (s *Store) UsageTotals(ctx context.Context, since time.Time) ([]store.UsageTotal, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT upstream, key, time / 86400000000000 AS day, COUNT(*),
+	rows, err := s.r.QueryContext(ctx, `SELECT upstream, key, model, time / 86400000000000 AS day, COUNT(*),
 		SUM(CASE WHEN error_class <> '' THEN 1 ELSE 0 END),
 		SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens), SUM(cache_write_tokens),
 		TOTAL(cost_usd), SUM(unpriced)
 		FROM request_logs WHERE time >= ?
-		GROUP BY upstream, key, day ORDER BY upstream, key, day`, sinceNano(since))
+		GROUP BY upstream, key, model, day ORDER BY upstream, key, model, day`, sinceNano(since))
 	if err != nil {
 		return nil, fmt.Errorf("adding up usage: %w", err)
 	}
@@ -28,7 +28,7 @@ func (s *Store) UsageTotals(ctx context.Context, since time.Time) ([]store.Usage
 			u   store.UsageTotal
 			day int64
 		)
-		if err := rows.Scan(&u.Upstream, &u.Key, &day, &u.Requests, &u.Errors, &u.InputTokens, &u.OutputTokens,
+		if err := rows.Scan(&u.Upstream, &u.Key, &u.Model, &day, &u.Requests, &u.Errors, &u.InputTokens, &u.OutputTokens,
 			&u.CacheReadTokens, &u.CacheWriteTokens, &u.CostUSD, &u.Unpriced); err != nil {
 			return nil, fmt.Errorf("adding up usage: %w", err)
 		}
