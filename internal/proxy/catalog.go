@@ -57,6 +57,8 @@ type upstream struct {
 // clientKey is one client key as the hot path needs it.
 type clientKey struct {
 	cfg config.Key
+	// tenant is whom its requests wait as in upstream queues.
+	tenant limits.Tenant
 	// upstreams, when non-nil, is the restricted set of upstream names.
 	upstreams map[string]bool
 }
@@ -147,7 +149,7 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 		if hash == "" {
 			hash = config.HashKey(k.Key)
 		}
-		ck := &clientKey{cfg: k}
+		ck := &clientKey{cfg: k, tenant: limits.Tenant{Class: limits.ParseClass(k.Class), Team: k.Team, Key: k.Name, Weight: float64(k.Weight)}}
 		if len(k.AllowedUpstreams) > 0 {
 			ck.upstreams = map[string]bool{}
 			for _, n := range k.AllowedUpstreams {

@@ -54,6 +54,9 @@ var (
 	ErrQueueFull = errors.New("queue full")
 	// ErrQueueTimeout: no slot was free within queue.timeout (503).
 	ErrQueueTimeout = errors.New("queue wait timed out")
+	// ErrOverloaded: a batch request found its upstreams busy and was not
+	// queued (429, docs/routing.md#tenants-classes-and-fair-queueing).
+	ErrOverloaded = errors.New("overloaded")
 	// ErrNotFound: an unknown path (404).
 	ErrNotFound = errors.New("not found")
 	// ErrMethodNotAllowed: a known path with the wrong method (405).
@@ -131,6 +134,8 @@ func apiErrorFor(err error) *apiError {
 		return &apiError{status: 503, kind: "upstream_error", code: "queue_full", msg: err.Error()}
 	case errors.Is(err, ErrQueueTimeout):
 		return &apiError{status: 503, kind: "upstream_error", code: "queue_timeout", msg: err.Error()}
+	case errors.Is(err, ErrOverloaded):
+		return &apiError{status: 429, kind: "rate_limit_error", code: "overloaded", msg: err.Error()}
 	case errors.Is(err, ErrNotFound):
 		return &apiError{status: 404, kind: "invalid_request_error", code: "not_found", msg: err.Error()}
 	case errors.Is(err, ErrMethodNotAllowed):

@@ -108,6 +108,8 @@ type Admission struct {
 	Queue config.Queue
 	// Wait waits in the queue for a slot instead of refusing when all are taken.
 	Wait bool
+	// Tenant is whom the request waits as: its class and flow (limits.Score).
+	Tenant limits.Tenant
 }
 
 // Errors of Admit, besides the limits and context errors it wraps.
@@ -123,7 +125,7 @@ var (
 // Denial is Admit's refusal.
 type Denial struct {
 	// Reason is breaker, cooldown, rpm, tpm, rate, full, queue_full,
-	// queue_timeout or canceled, as the scripts and logs name it.
+	// queue_timeout, shed or canceled, as the scripts and logs name it.
 	Reason string
 	// Wait is when the upstream is expected to take a request again; 0
 	// when unknown.
@@ -154,6 +156,8 @@ func denial(reason string, wait time.Duration) *Denial {
 		d.Err = limits.ErrQueueFull
 	case "queue_timeout":
 		d.Err = limits.ErrQueueTimeout
+	case "shed":
+		d.Err = limits.ErrShed
 	case "canceled":
 		d.Err = context.Canceled
 	default: // rpm, tpm, rate

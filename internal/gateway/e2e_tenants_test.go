@@ -1,0 +1,164 @@
+package gateway_test
+
+import (
+	"cmp"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"switchyard/internal/config"
+	"switchyard/internal/mock"
+)
+
+// End-to-end tests of tenants (docs/routing.md#tenants-classes-and-fair-queueing):
+// fair queueing across keys, batch shedding and team limits, through the
+// real server on the wall clock, against a mock answering in 300 ms.
+
+// tenantKey returns a key named name (secret "sk-"+name) of class class
+// ("" is the default) in team team.
+func tenantKey(name, class, team string) config.Key {
+	k := clientKey(name, "sk-"+name)
+	k.Class, k.Team = cmp.Or(class, k.Class), team
+	return k
+}
+
+// chatAs sends limitsChatBody with the secret of key name and returns the
+// answer and how long it took.
+func (e *env) chatAs(t testing.TB, name string) (result, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	r := e.postAs(t, "sk-"+name, chatPath, limitsChatBody)
+	return r, time.Since(start)
+}
+
+// slowUpstream is an upstream with 2 slots and a queue of 32 in front of a
+// mock answering after 300 ms, under discipline.
+func slowUpstream(t testing.TB, discipline string) config.Upstream {
+	_, url := startMock(t, "slow", mock.Behavior{CompletionTokens: 2, Latency: 300 * time.Millisecond})
+	up := upstreamAt("slow", config.ProviderOpenAI, url, 0, "gpt-4o")
+	up.MaxConcurrency = 2
+	up.Queue = config.Queue{Enabled: true, Timeout: 10 * time.Second, MaxLength: 32, Discipline: discipline}
+	return up
+}
+
+// floodResult is what the fairness scenario measured.
+type floodResult struct {
+	otherWait   []time.Duration // the second key's requests, each from its sending
+	floodServed int             // flood requests answered 200
+	failures    []string
+}
+
+// floodScenario sends 16 requests of key flood at once and, 150 ms later,
+// 2 of key other, through gateways (round robin), and waits for all.
+func floodScenario(t *testing.T, gateways ...*env) floodResult {
+	t.Helper()
+	var (
+		mu  sync.Mutex
+		res floodResult
+		wg  sync.WaitGroup
+	)
+	send := func(i int, key string) {
+		r, took := gateways[i%len(gateways)].chatAs(t, key)
+		mu.Lock()
+		defer mu.Unlock()
+		if r.status != http.StatusOK {
+			res.failures = append(res.failures, key+": "+string(r.body))
+			return
+		}
+		if key == "flood" {
+			res.floodServed++
+		} else {
+			res.otherWait = append(res.otherWait, took)
+		}
+	}
+	for i := range 16 {
+		wg.Go(func() { send(i, "flood") })
+	}
+	time.Sleep(150 * time.Millisecond) // the scenario's own timing, not a synchronisation
+	for i := range 2 {
+		wg.Go(func() { send(i, "other") })
+	}
+	wg.Wait()
+	return res
+}
+
+// TestFairQueueAcrossKeys: one key floods 16 requests into an upstream with
+// 2 slots and a 300 ms answer; a second key's 2 requests, sent 150 ms
+// later, are served within 1.3 s under the fair discipline (both within
+// the first three rounds of slots), where fifo makes them wait behind the
+// whole flood (over 2 s). Every flood request is still served.
+func TestFairQueueAcrossKeys(t *testing.T) {
+	tests := []struct {
+		discipline string
+		check      func(time.Duration) bool
+		want       string
+	}{
+		{config.DisciplineFair, func(d time.Duration) bool { return d <= 1300*time.Millisecond }, "≤ 1.3s"},
+		{config.DisciplineFIFO, func(d time.Duration) bool { return d >= 2*time.Second }, "≥ 2s (behind the flood)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.discipline, func(t *testing.T) {
+			e := startGateway(t, spec{
+				upstreams: []config.Upstream{slowUpstream(t, tc.discipline)},
+				keys:      []config.Key{tenantKey("flood", "", ""), tenantKey("other", "", "")},
+			})
+			res := floodScenario(t, e)
+			if len(res.failures) > 0 {
+				t.Fatalf("failed requests: %v", res.failures)
+			}
+			if res.floodServed != 16 || len(res.otherWait) != 2 {
+				t.Fatalf("served %d flood and %d other requests, want 16 and 2", res.floodServed, len(res.otherWait))
+			}
+			for _, d := range res.otherWait {
+				if !tc.check(d) {
+					t.Errorf("the second key waited %s, want %s (all: %v)", d, tc.want, res.otherWait)
+				}
+			}
+			t.Logf("%s: the second key's requests took %v", tc.discipline, res.otherWait)
+		})
+	}
+}
+
+// TestBatchShed: a batch request meeting a full upstream with interactive
+// requests waiting is not queued: 429 overloaded with Retry-After, at once.
+func TestBatchShed(t *testing.T) {
+	e := startGateway(t, spec{
+		upstreams: []config.Upstream{slowUpstream(t, config.DisciplineFair)},
+		keys:      []config.Key{tenantKey("chat", "interactive", ""), tenantKey("nightly", "batch", "")},
+	})
+	var wg sync.WaitGroup
+	for range 4 { // 2 in flight, 2 waiting
+		wg.Go(func() {
+			if r, _ := e.chatAs(t, "chat"); r.status != http.StatusOK {
+				t.Errorf("interactive request: %d %s", r.status, r.body)
+			}
+		})
+	}
+	defer wg.Wait()
+	if !waitFor(hangGuard, func() bool { return queueDepth(e, "slow") == 2 }) {
+		t.Fatal("2 interactive requests never queued")
+	}
+	r, took := e.chatAs(t, "nightly")
+	if r.status != http.StatusTooManyRequests || errCode(r) != "overloaded" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("batch request answered %d %s (Retry-After %q), want 429 overloaded with Retry-After",
+			r.status, r.body, r.header.Get("Retry-After"))
+	}
+	if !strings.Contains(string(r.body), "shed: batch") {
+		t.Errorf("the error does not say the request was shed: %s", r.body)
+	}
+	if took > 250*time.Millisecond {
+		t.Errorf("the batch request took %s to be refused, want well under a second (no wait)", took)
+	}
+}
+
+// queueDepth returns the number of requests e has waiting for upstream.
+func queueDepth(e *env, upstream string) int {
+	for _, s := range e.G.UpstreamStates() {
+		if s.Name == upstream {
+			return s.QueueDepth
+		}
+	}
+	return -1
+}
