@@ -162,3 +162,85 @@ func queueDepth(e *env, upstream string) int {
 	}
 	return -1
 }
+
+// TestTeamAndKeyLimits: a team's rpm of 4 over two keys answers the 5th and
+// 6th request 429 team_rpm_exceeded with Retry-After, whichever key sends
+// them; a key's max_concurrency answers a request beyond it 429
+// key_concurrency_exceeded; a key's tpm answers 429 key_tpm_exceeded once
+// its estimated tokens are spent.
+func TestTeamAndKeyLimits(t *testing.T) {
+	t.Run("team rpm", func(t *testing.T) {
+		_, url := startMock(t, "fast", mock.Behavior{CompletionTokens: 2})
+		e := startGateway(t, spec{
+			upstreams: []config.Upstream{upstreamAt("fast", config.ProviderOpenAI, url, 0, "gpt-4o")},
+			keys:      []config.Key{tenantKey("r1", "", "research"), tenantKey("r2", "", "research"), tenantKey("solo", "", "")},
+			edit: func(c *config.Config) {
+				c.Teams = []config.Team{{Name: "research", RPM: 4, SpendLimit: config.SpendLimit{Period: "month"}}}
+			},
+		})
+		for i, key := range []string{"r1", "r2", "r1", "r2", "r1", "r2"} {
+			r, _ := e.chatAs(t, key)
+			want := http.StatusOK
+			if i >= 4 {
+				want = http.StatusTooManyRequests
+			}
+			if r.status != want {
+				t.Fatalf("request %d (key %s) answered %d %s, want %d", i+1, key, r.status, r.body, want)
+			}
+			if want == http.StatusTooManyRequests && (errCode(r) != "team_rpm_exceeded" || r.header.Get("Retry-After") == "") {
+				t.Fatalf("request %d answered %s (Retry-After %q), want team_rpm_exceeded with Retry-After", i+1, r.body, r.header.Get("Retry-After"))
+			}
+		}
+		if r, _ := e.chatAs(t, "solo"); r.status != http.StatusOK {
+			t.Fatalf("a key of no team answered %d %s, want 200", r.status, r.body)
+		}
+	})
+	t.Run("key max_concurrency", func(t *testing.T) {
+		e := startGateway(t, spec{
+			upstreams: []config.Upstream{slowUpstream(t, config.DisciplineFair)},
+			keys: []config.Key{func() config.Key {
+				k := tenantKey("one", "", "")
+				k.MaxConcurrency = 1
+				return k
+			}()},
+		})
+		first := make(chan result, 1)
+		go func() { r, _ := e.chatAs(t, "one"); first <- r }()
+		if !waitFor(hangGuard, func() bool {
+			for _, s := range e.G.UpstreamStates() {
+				if s.Name == "slow" && s.InFlight == 1 {
+					return true
+				}
+			}
+			return false
+		}) {
+			t.Fatal("the first request never reached the upstream")
+		}
+		r, _ := e.chatAs(t, "one")
+		if r.status != http.StatusTooManyRequests || errCode(r) != "key_concurrency_exceeded" {
+			t.Fatalf("second request answered %d %s, want 429 key_concurrency_exceeded", r.status, r.body)
+		}
+		if r := <-first; r.status != http.StatusOK {
+			t.Fatalf("first request answered %d %s", r.status, r.body)
+		}
+		if r, _ := e.chatAs(t, "one"); r.status != http.StatusOK {
+			t.Fatalf("after the first ended, a request answered %d %s, want 200", r.status, r.body)
+		}
+	})
+	t.Run("key tpm", func(t *testing.T) {
+		_, url := startMock(t, "fast", mock.Behavior{CompletionTokens: 2})
+		k := tenantKey("small", "", "")
+		k.TPM = 20 // a request estimates 15 tokens (its body's length / 4)
+		e := startGateway(t, spec{
+			upstreams: []config.Upstream{upstreamAt("fast", config.ProviderOpenAI, url, 0, "gpt-4o")},
+			keys:      []config.Key{k},
+		})
+		if r, _ := e.chatAs(t, "small"); r.status != http.StatusOK {
+			t.Fatalf("first request answered %d %s, want 200", r.status, r.body)
+		}
+		r, _ := e.chatAs(t, "small")
+		if r.status != http.StatusTooManyRequests || errCode(r) != "key_tpm_exceeded" || r.header.Get("Retry-After") == "" {
+			t.Fatalf("second request answered %d %s, want 429 key_tpm_exceeded with Retry-After", r.status, r.body)
+		}
+	})
+}

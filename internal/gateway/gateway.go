@@ -327,6 +327,7 @@ func (g *Gateway) buildCatalog(ctx context.Context) (*proxy.Catalog, error) {
 	return proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: ups, Keys: keys, Routes: routes, Defaults: g.cfg.Defaults, Affinity: g.cfg.Affinity,
 		Seed: g.seed, Now: g.clock.Now, Clock: g.clock, Previous: prev, Transport: g.transport, Catalogue: g.catalogue,
+		Teams: g.cfg.Teams,
 	})
 }
 

@@ -67,6 +67,8 @@ type Metrics struct {
 	spendC       *children[[2]string, prometheus.Counter]  // upstream, key
 	selectionsC  *children[[2]string, prometheus.Counter]  // route, upstream
 	hedgesC      *children[[2]string, prometheus.Counter]  // route, result
+
+	tenants tenantMetrics
 }
 
 // tokenPair holds the input and output children of one upstream and model.
@@ -173,6 +175,7 @@ func New(upstreams, models func() []string, opts ...Option) *Metrics {
 	for i, r := range affinityResults {
 		m.affinity[i] = aff.WithLabelValues(r)
 	}
+	m.tenants = newTenantMetrics(m.reg)
 	m.reg.MustRegister(&stateCollector{m: m},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -26,12 +26,19 @@ type skip struct {
 // queue for a waitable upstream) and, with shared state, the lease — and
 // returns the lease the attempt ends with, or says why it was refused.
 func (q *request) admit(ctx context.Context, up *upstream, waitable bool) (state.Lease, skip) {
+	var start time.Time
+	if waitable {
+		start = q.s.opts.Clock.Now()
+	}
 	lease, err := q.s.opts.State.Admit(ctx, state.Admission{
 		Upstream: up.cfg.Name, Tokens: q.est, RPM: up.cfg.RateLimit.RPM, TPM: up.cfg.RateLimit.TPM,
 		MaxConcurrency: up.cfg.MaxConcurrency, Queue: up.cfg.Queue, Wait: waitable, Tenant: q.key.tenant,
 	})
 	if err != nil {
 		return nil, q.denied(err, waitable)
+	}
+	if waitable {
+		q.s.opts.Metrics.QueueWait(q.key.tenant.Class.String(), q.s.opts.Clock.Now().Sub(start).Seconds())
 	}
 	return lease, skip{}
 }
@@ -52,6 +59,7 @@ func (q *request) denied(err error, waitable bool) skip {
 		sk.reason = "rate limit reached"
 	case errors.Is(err, limits.ErrShed):
 		sk.reason, sk.shed = "shed: batch", true
+		q.s.opts.Metrics.Shed(q.key.tenant.Class.String())
 	case errors.Is(err, limits.ErrQueueFull), errors.Is(err, limits.ErrQueueTimeout):
 		if q.r.Context().Err() == nil {
 			sk.queueErr = err

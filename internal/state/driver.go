@@ -60,6 +60,11 @@ type Driver interface {
 	// requests per minute (≤ 0: no limit) and reports whether it may go;
 	// when not, retryAfter (> 0) is when the window has room again.
 	AllowKey(ctx context.Context, key string, rpm int) (ok bool, retryAfter time.Duration)
+	// AllowN is AllowKey for any per-minute window: it counts n (a
+	// request, or estimated tokens) in the window named name
+	// (limits.CounterName: a team's rpm, a key's or a team's tpm) against
+	// limit; n larger than the whole limit passes on an empty window.
+	AllowN(ctx context.Context, name string, limit int, n int64) (ok bool, retryAfter time.Duration)
 	// ProbeGate is the breaker the active prober asks and tells.
 	ProbeGate() health.Gate
 	// Forget drops the state of an upstream that no longer exists.

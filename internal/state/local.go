@@ -233,6 +233,11 @@ func (d *Local) AllowKey(_ context.Context, key string, rpm int) (bool, time.Dur
 	return d.keys.Allow(key, rpm)
 }
 
+// AllowN implements Driver.
+func (d *Local) AllowN(_ context.Context, name string, limit int, n int64) (bool, time.Duration) {
+	return d.keys.AllowN(name, limit, n)
+}
+
 // ProbeGate implements Driver: the local breakers.
 func (d *Local) ProbeGate() health.Gate { return d.breakers }
 
