@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"cmp"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -50,9 +51,33 @@ type floodResult struct {
 	failures    []string
 }
 
+// chatTo sends limitsChatBody to the gateway at base with the secret of
+// key name, and returns the answer (status 0 and the error as body when
+// it could not be sent) and how long it took. Safe off the test goroutine.
+func chatTo(base, name string) (result, time.Duration) {
+	start := time.Now()
+	req, err := http.NewRequest(http.MethodPost, base+chatPath, strings.NewReader(limitsChatBody))
+	if err != nil {
+		return result{body: []byte(err.Error())}, 0
+	}
+	req.Header.Set("Authorization", "Bearer sk-"+name)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return result{body: []byte(err.Error())}, time.Since(start)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return result{body: []byte(err.Error())}, time.Since(start)
+	}
+	return result{status: resp.StatusCode, header: resp.Header, body: b}, time.Since(start)
+}
+
 // floodScenario sends 16 requests of key flood at once and, 150 ms later,
-// 2 of key other, through gateways (round robin), and waits for all.
-func floodScenario(t *testing.T, gateways ...*env) floodResult {
+// 2 of key other, through the gateways at bases (round robin), and waits
+// for all.
+func floodScenario(t *testing.T, bases ...string) floodResult {
 	t.Helper()
 	var (
 		mu  sync.Mutex
@@ -60,7 +85,7 @@ func floodScenario(t *testing.T, gateways ...*env) floodResult {
 		wg  sync.WaitGroup
 	)
 	send := func(i int, key string) {
-		r, took := gateways[i%len(gateways)].chatAs(t, key)
+		r, took := chatTo(bases[i%len(bases)], key)
 		mu.Lock()
 		defer mu.Unlock()
 		if r.status != http.StatusOK {
@@ -104,21 +129,47 @@ func TestFairQueueAcrossKeys(t *testing.T) {
 				upstreams: []config.Upstream{slowUpstream(t, tc.discipline)},
 				keys:      []config.Key{tenantKey("flood", "", ""), tenantKey("other", "", "")},
 			})
-			res := floodScenario(t, e)
-			if len(res.failures) > 0 {
-				t.Fatalf("failed requests: %v", res.failures)
-			}
-			if res.floodServed != 16 || len(res.otherWait) != 2 {
-				t.Fatalf("served %d flood and %d other requests, want 16 and 2", res.floodServed, len(res.otherWait))
-			}
-			for _, d := range res.otherWait {
-				if !tc.check(d) {
-					t.Errorf("the second key waited %s, want %s (all: %v)", d, tc.want, res.otherWait)
-				}
-			}
+			res := floodScenario(t, e.URL)
+			res.check(t, tc.check, tc.want)
 			t.Logf("%s: the second key's requests took %v", tc.discipline, res.otherWait)
 		})
 	}
+}
+
+// check fails t unless every request was served and the second key's
+// waits pass ok.
+func (res floodResult) check(t *testing.T, ok func(time.Duration) bool, want string) {
+	t.Helper()
+	if len(res.failures) > 0 {
+		t.Fatalf("failed requests: %v", res.failures)
+	}
+	if res.floodServed != 16 || len(res.otherWait) != 2 {
+		t.Fatalf("served %d flood and %d other requests, want 16 and 2", res.floodServed, len(res.otherWait))
+	}
+	for _, d := range res.otherWait {
+		if !ok(d) {
+			t.Errorf("the second key waited %s, want %s (all: %v)", d, want, res.otherWait)
+		}
+	}
+}
+
+// TestFairQueueScaleOut: the fairness scenario of TestFairQueueAcrossKeys
+// through two gateway processes sharing one Redis, each request sent to
+// them in turn: the queue, its scores and the keys' virtual times are
+// shared, so the second key is still served within 1.3 s.
+func TestFairQueueScaleOut(t *testing.T) {
+	redisURL, prefix := sharedRedis(t)
+	bin := scaleOutBinary(t)
+	_, url := startMock(t, "slow", mock.Behavior{CompletionTokens: 2, Latency: 300 * time.Millisecond})
+	procs := startFleet(t, bin, 2, soConfig{
+		redisURL: redisURL, prefix: prefix,
+		keys: "  - {name: flood, key: sk-flood}\n  - {name: other, key: sk-other}\n",
+		upstreams: []soUpstream{{name: "slow", url: url, models: []string{"gpt-4o"},
+			extra: "    max_concurrency: 2\n    queue: {enabled: true, timeout: 10s, max_length: 32}\n"}},
+	})
+	res := floodScenario(t, procs[0].url, procs[1].url)
+	res.check(t, func(d time.Duration) bool { return d <= 1300*time.Millisecond }, "≤ 1.3s")
+	t.Logf("two instances: the second key's requests took %v", res.otherWait)
 }
 
 // TestBatchShed: a batch request meeting a full upstream with interactive
