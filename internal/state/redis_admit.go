@@ -50,7 +50,7 @@ func (r *Redis) newTicket(a Admission) Ticket {
 func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 	t := r.newTicket(a)
 	wait := a.Wait && a.Queue.Enabled && a.MaxConcurrency > 0
-	var place queuePlace           // its place in the shared queue, once it has one
+	var place queuePlace          // its place in the shared queue, once it has one
 	var deadline <-chan time.Time // set once the request waits in the shared queue
 	for {
 		if !r.up.Load() {
