@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bytes"
 	"cmp"
 	"io"
 	"net/http"
@@ -8,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"switchyard/internal/config"
 	"switchyard/internal/mock"
@@ -174,10 +177,13 @@ func TestFairQueueScaleOut(t *testing.T) {
 
 // TestBatchShed: a batch request meeting a full upstream with interactive
 // requests waiting is not queued: 429 overloaded with Retry-After, at once.
+// The admin state splits the queue by class and key; the metrics count the
+// shed request and the interactive waits.
 func TestBatchShed(t *testing.T) {
 	e := startGateway(t, spec{
 		upstreams: []config.Upstream{slowUpstream(t, config.DisciplineFair)},
 		keys:      []config.Key{tenantKey("chat", "interactive", ""), tenantKey("nightly", "batch", "")},
+		edit:      withAdmin,
 	})
 	var wg sync.WaitGroup
 	for range 4 { // 2 in flight, 2 waiting
@@ -191,6 +197,10 @@ func TestBatchShed(t *testing.T) {
 	if !waitFor(hangGuard, func() bool { return queueDepth(e, "slow") == 2 }) {
 		t.Fatal("2 interactive requests never queued")
 	}
+	st := e.mustAdmin(t, http.MethodGet, "/state", "", http.StatusOK)
+	if c, k := gjson.GetBytes(st.body, "upstreams.0.queue_by_class.interactive").Int(), gjson.GetBytes(st.body, "upstreams.0.queue_by_key.chat").Int(); c != 2 || k != 2 {
+		t.Errorf("state: queue by class interactive %d, by key chat %d; want 2 and 2: %s", c, k, st.body)
+	}
 	r, took := e.chatAs(t, "nightly")
 	if r.status != http.StatusTooManyRequests || errCode(r) != "overloaded" || r.header.Get("Retry-After") == "" {
 		t.Fatalf("batch request answered %d %s (Retry-After %q), want 429 overloaded with Retry-After",
@@ -201,6 +211,12 @@ func TestBatchShed(t *testing.T) {
 	}
 	if took > 250*time.Millisecond {
 		t.Errorf("the batch request took %s to be refused, want well under a second (no wait)", took)
+	}
+	wg.Wait()
+	m := scrapeMetrics(t, e, "")
+	if !bytes.Contains(m.raw, []byte(`switchyard_shed_total{class="batch"} 1`)) ||
+		!bytes.Contains(m.raw, []byte(`switchyard_queue_wait_seconds_count{class="interactive"} 2`)) {
+		t.Errorf("metrics lack the shed request or the 2 interactive waits:\n%s", m.raw)
 	}
 }
 

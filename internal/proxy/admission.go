@@ -29,6 +29,7 @@ func (q *request) admit(ctx context.Context, up *upstream, waitable bool) (state
 	var start time.Time
 	if waitable {
 		start = q.s.opts.Clock.Now()
+		defer q.s.opts.Waiting.Add(up.cfg.Name, q.key.tenant)()
 	}
 	lease, err := q.s.opts.State.Admit(ctx, state.Admission{
 		Upstream: up.cfg.Name, Tokens: q.est, RPM: up.cfg.RateLimit.RPM, TPM: up.cfg.RateLimit.TPM,

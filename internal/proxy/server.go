@@ -71,6 +71,9 @@ type Options struct {
 	OnDecision func(*balancer.Decision)
 	// MaxResponseBytes caps a non-streaming upstream response. Default 64 MiB.
 	MaxResponseBytes int64
+	// Waiting counts the requests waiting in upstream queues, by class and
+	// key, for the admin API. Default: a private one.
+	Waiting *limits.Waiting
 	// Tracer, when set, traces every client request, its attempts and
 	// the probes (docs/tracing.md); nil turns tracing off at no cost.
 	Tracer trace.Tracer
@@ -116,6 +119,9 @@ func New(opts Options, cat *Catalog) *Server {
 	}
 	if opts.Go == nil {
 		opts.Go = func(f func()) { go f() }
+	}
+	if opts.Waiting == nil {
+		opts.Waiting = new(limits.Waiting)
 	}
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = 64 << 20
