@@ -48,6 +48,11 @@ type UpstreamState struct {
 	// queue's bound (0 when the queue is disabled).
 	QueueDepth int `json:"queue_depth"`
 	QueueMax   int `json:"queue_max"`
+	// QueueByClass and QueueByKey split this instance's waiting requests
+	// by class (critical, interactive, batch) and by client key; absent
+	// when none waits (docs/routing.md#tenants-classes-and-fair-queueing).
+	QueueByClass map[string]int `json:"queue_by_class,omitempty"`
+	QueueByKey   map[string]int `json:"queue_by_key,omitempty"`
 	// RPMUsed and TPMUsed count the last minute's requests and tokens;
 	// RPMLimit and TPMLimit are the configured or learned limits (0 = unknown).
 	RPMUsed  int64 `json:"rpm_used"`

@@ -179,6 +179,10 @@ const (
 	// FilterWaitable: every concurrency slot is taken but the queue is
 	// enabled; the upstream is listed in Plan.Waitable.
 	FilterWaitable = "waitable"
+	// FilterShed: the upstream was waitable, but the request, of class
+	// batch, was not queued there (docs/routing.md#tenants-classes-and-fair-queueing);
+	// the proxy sets it after planning, when it tried to queue.
+	FilterShed = "shed"
 )
 
 // CandidateRecord records one candidate of a Decision. Plan stores raw values
@@ -241,6 +245,8 @@ func (r *CandidateRecord) ReasonText() string {
 		return r.inFlightText()
 	case FilterWaitable:
 		return r.inFlightText() + ", queue enabled"
+	case FilterShed:
+		return "shed: batch"
 	case "":
 		if r.Fallback {
 			return withDetail("rate limited", r.Detail) + ", kept as a fallback"

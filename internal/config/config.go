@@ -70,6 +70,8 @@ type Config struct {
 	Circuit Circuit `yaml:"circuit" json:"circuit"`
 	// Keys are the client API keys.
 	Keys []Key `yaml:"keys" json:"keys"`
+	// Teams group keys under shared limits (docs/routing.md#tenants-classes-and-fair-queueing).
+	Teams []Team `yaml:"teams" json:"teams"`
 	// Routes are per-model settings.
 	Routes []Route `yaml:"routes" json:"routes"`
 	// Upstreams are the provider accounts and endpoints traffic is spread over.
@@ -295,6 +297,21 @@ type Key struct {
 	// docs/routing.md#per-request-preferences). Default true; a key with
 	// false that sends them gets 403 preferences_not_allowed.
 	Preferences bool `yaml:"preferences" json:"preferences"`
+	// Team is the name of the team (teams[].name) whose limits the key's
+	// requests also count against; "" (default) means none.
+	Team string `yaml:"team" json:"team"`
+	// Class is the key's priority class in upstream queues: interactive
+	// (default), batch or critical (docs/routing.md#tenants-classes-and-fair-queueing).
+	Class string `yaml:"class" json:"class"`
+	// Weight is the key's share of queue slots within its class, relative
+	// to the other keys waiting; default 1, 1..100.
+	Weight int `yaml:"weight" json:"weight"`
+	// MaxConcurrency bounds the key's requests in flight at once, ≥ 0; 0
+	// (default) means none.
+	MaxConcurrency int `yaml:"max_concurrency" json:"max_concurrency"`
+	// TPM is the key's token limit per minute (estimated tokens of its
+	// requests), ≥ 0; 0 (default) means none.
+	TPM int `yaml:"tpm" json:"tpm"`
 	// Tags label the key for routes' rules (a rule's `when.tags` holds when
 	// the key has one of them, docs/routing.md#rules). Default none.
 	Tags []string `yaml:"tags" json:"tags"`
@@ -303,6 +320,35 @@ type Key struct {
 	// Default false: the header is ignored.
 	Debug bool `yaml:"debug" json:"debug"`
 }
+
+// Team is a group of keys with limits of its own, counted over all its
+// keys' requests (docs/routing.md#tenants-classes-and-fair-queueing).
+type Team struct {
+	// Name identifies the team; keys[].team names it. Required, unique.
+	Name string `yaml:"name" json:"name"`
+	// RPM is the team's request limit per minute, ≥ 0; 0 (default) means none.
+	RPM int `yaml:"rpm" json:"rpm"`
+	// TPM is the team's token limit per minute (estimated tokens), ≥ 0; 0
+	// (default) means none.
+	TPM int `yaml:"tpm" json:"tpm"`
+	// MaxConcurrency bounds the team's requests in flight, ≥ 0; 0 (default) means none.
+	MaxConcurrency int `yaml:"max_concurrency" json:"max_concurrency"`
+	// SpendLimit caps the team's spend over its keys.
+	SpendLimit SpendLimit `yaml:"spend_limit" json:"spend_limit"`
+}
+
+// Key classes (keys[].class).
+const (
+	ClassInteractive = "interactive"
+	ClassBatch       = "batch"
+	ClassCritical    = "critical"
+)
+
+// Queue disciplines (upstreams[].queue.discipline).
+const (
+	DisciplineFair = "fair"
+	DisciplineFIFO = "fifo"
+)
 
 // Route holds per-model settings. It inherits every key of `defaults` it does not set.
 type Route struct {
@@ -329,6 +375,10 @@ type Queue struct {
 	Timeout time.Duration `yaml:"timeout" json:"timeout"`
 	// MaxLength bounds the number waiting. Default 100, ≥ 1 when Enabled.
 	MaxLength int `yaml:"max_length" json:"max_length"`
+	// Discipline orders the waiting requests: fair (default; by class,
+	// then weighted fair across keys, docs/routing.md#tenants-classes-and-fair-queueing)
+	// or fifo (arrival order, no classes and no shedding).
+	Discipline string `yaml:"discipline" json:"discipline"`
 }
 
 // RateLimit gives an upstream's known provider limits.
@@ -453,7 +503,7 @@ func DefaultUpstream() Upstream {
 	return Upstream{
 		Weight:            1,
 		Active:            true,
-		Queue:             Queue{Timeout: 5 * time.Second, MaxLength: 100},
+		Queue:             Queue{Timeout: 5 * time.Second, MaxLength: 100, Discipline: DisciplineFair},
 		SpendLimit:        SpendLimit{Period: "month"},
 		PriceMultiplier:   1,
 		AffinityMigration: AffinityMigration{Mode: "never"},
@@ -462,7 +512,7 @@ func DefaultUpstream() Upstream {
 
 // DefaultKey returns a Key holding the per-key defaults.
 func DefaultKey() Key {
-	return Key{SpendLimit: SpendLimit{Period: "month"}, Preferences: true}
+	return Key{SpendLimit: SpendLimit{Period: "month"}, Preferences: true, Class: ClassInteractive, Weight: 1}
 }
 
 // Settings returns the effective settings for a client model: the first

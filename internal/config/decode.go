@@ -151,6 +151,8 @@ func (d *decoder) setElementDefault(elem reflect.Value) {
 		*p = DefaultUpstream()
 	case *Key:
 		*p = DefaultKey()
+	case *Team:
+		*p = Team{SpendLimit: SpendLimit{Period: "month"}}
 	case *Route:
 		*p = Route{RouteSettings: d.cfg.Defaults}
 	}

@@ -182,7 +182,7 @@ routes:
 		{"upstream weight", u.Weight, 1},
 		{"upstream priority", u.Priority, 0},
 		{"upstream active", u.Active, true},
-		{"upstream queue", u.Queue, Queue{Enabled: false, Timeout: 5 * time.Second, MaxLength: 100}},
+		{"upstream queue", u.Queue, Queue{Enabled: false, Timeout: 5 * time.Second, MaxLength: 100, Discipline: DisciplineFair}},
 		{"upstream spend period", u.SpendLimit, SpendLimit{Period: "month"}},
 		{"upstream affinity migration", u.AffinityMigration, AffinityMigration{Mode: "never"}},
 		{"key spend period", cfg.Keys[0].SpendLimit, SpendLimit{Period: "month"}},
@@ -209,7 +209,7 @@ upstreams:
     active: false
 `, nil)
 		u := cfg.Upstreams[0]
-		if want := (Queue{Enabled: true, Timeout: 5 * time.Second, MaxLength: 100}); u.Queue != want || u.Active {
+		if want := (Queue{Enabled: true, Timeout: 5 * time.Second, MaxLength: 100, Discipline: DisciplineFair}); u.Queue != want || u.Active {
 			t.Errorf("queue = %+v, active = %v; want %+v, false", u.Queue, u.Active, want)
 		}
 	})
@@ -514,7 +514,7 @@ func TestDesignExampleParses(t *testing.T) {
 		{"upstream prices", u.Prices, map[string]Price{"gpt-4o-mini*": {InputPerMTok: 0.15, OutputPerMTok: 0.6, CacheReadPerMTok: 0.075}}},
 		{"upstream price multiplier", u.PriceMultiplier, 1.0},
 		{"pricing catalogue", cfg.Pricing.Catalogue, "builtin"},
-		{"upstream queue", u.Queue, Queue{Timeout: 5 * time.Second, MaxLength: 100}},
+		{"upstream queue", u.Queue, Queue{Timeout: 5 * time.Second, MaxLength: 100, Discipline: DisciplineFair}},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {

@@ -27,6 +27,8 @@ var (
 	probeKinds     = []string{"models", "chat"}
 	periods        = []string{"day", "month"}
 	migrationModes = []string{"never", "cross_tier", "always"}
+	keyClasses     = []string{ClassInteractive, ClassBatch, ClassCritical}
+	disciplines    = []string{DisciplineFair, DisciplineFIFO}
 )
 
 // Validate checks every rule of the schema (docs/config.md) and returns each
@@ -67,6 +69,9 @@ func (c *Config) validate(simulated bool) Errors {
 		if _, dup := x.upstreamIdx[u.Name]; !dup && u.Name != "" {
 			x.upstreamIdx[u.Name] = i
 		}
+	}
+	for i := range c.Teams {
+		c.Teams[i].check(v, fmt.Sprintf("teams[%d]", i), i, x)
 	}
 	for i := range c.Keys {
 		c.Keys[i].check(v, fmt.Sprintf("keys[%d]", i), i, x)
@@ -123,6 +128,7 @@ type crossRefs struct {
 	upstreams   []Upstream
 	upstreamIdx map[string]int      // upstream name → first index
 	keyNames    map[string]int      // key name → first index
+	teamNames   []string            // every team's name, in file order
 	keyHashes   map[string]int      // secret hash → first key index
 	routeModels map[string]int      // route model → first index
 	defaultErrs map[FieldError]bool // errors of `defaults`, relative paths

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -217,6 +218,48 @@ func (k *Key) check(v *validator, path string, i int, x *crossRefs) {
 			v.add(fmt.Sprintf("%s[%d]", p("tags"), j), "must not be empty")
 		}
 	}
+	k.checkTenant(v, p, x)
+}
+
+// checkTenant validates the key's team, class, weight and own limits.
+func (k *Key) checkTenant(v *validator, p func(string) string, x *crossRefs) {
+	if k.Team != "" && x != nil && !slices.Contains(x.teamNames, k.Team) {
+		msg := fmt.Sprintf("unknown team %q", k.Team)
+		if near := suggestValue(k.Team, x.teamNames); len(near) > 0 {
+			msg += "; did you mean " + orList(near) + "?"
+		}
+		v.add(p("team"), "%s", msg)
+	}
+	v.oneOf(p("class"), k.Class, keyClasses)
+	v.between(p("weight"), int64(k.Weight), 1, maxWeight)
+	v.atLeast(p("max_concurrency"), int64(k.MaxConcurrency), 0)
+	v.atLeast(p("tpm"), int64(k.TPM), 0)
+}
+
+// check validates team i at path and records its name in x.
+func (t *Team) check(v *validator, path string, i int, x *crossRefs) {
+	p := func(key string) string { return subPath(path, key) }
+	v.name(p("name"), t.Name)
+	if t.Name != "" {
+		if j := slices.Index(x.teamNames, t.Name); j >= 0 {
+			v.add(p("name"), "duplicate team name %q (also teams[%d])", t.Name, j)
+		}
+		x.teamNames = append(x.teamNames, t.Name)
+	}
+	v.atLeast(p("rpm"), int64(t.RPM), 0)
+	v.atLeast(p("tpm"), int64(t.TPM), 0)
+	v.atLeast(p("max_concurrency"), int64(t.MaxConcurrency), 0)
+	t.SpendLimit.check(v, p("spend_limit"))
+}
+
+// TeamByName returns the team named name, if there is one.
+func (c *Config) TeamByName(name string) (Team, bool) {
+	for _, t := range c.Teams {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Team{}, false
 }
 
 // checkSHA256 returns "" when s is 64 hex digits, else the problem.

@@ -254,6 +254,32 @@ func TestValidateRules(t *testing.T) {
 			FieldError{"keys[1].key_sha256", "must be 64 hex characters (the SHA-256 of the key), got 6 characters"}},
 		{"key_sha256 not hex", func(c *Config) { c.Keys[1].KeySHA256 = strings.Repeat("g", 64) },
 			FieldError{"keys[1].key_sha256", "must be 64 hex characters (the SHA-256 of the key); found a non-hex character"}},
+		{"key team unknown, with a suggestion", func(c *Config) {
+			c.Teams = []Team{{Name: "research", SpendLimit: SpendLimit{Period: "month"}}}
+			c.Keys[0].Team = "reserch"
+		}, FieldError{"keys[0].team", `unknown team "reserch"; did you mean research?`}},
+		{"key team unknown, nothing near", func(c *Config) { c.Keys[0].Team = "ops" },
+			FieldError{"keys[0].team", `unknown team "ops"`}},
+		{"key team known", func(c *Config) {
+			c.Teams = []Team{{Name: "research", RPM: 4, SpendLimit: SpendLimit{USD: 5, Period: "day"}}}
+			c.Keys[0].Team = "research"
+		}, ok},
+		{"key class unknown", func(c *Config) { c.Keys[0].Class = "bach" },
+			FieldError{"keys[0].class", `must be one of interactive, batch, critical; got "bach"; did you mean batch?`}},
+		{"key weight zero", func(c *Config) { c.Keys[0].Weight = 0 }, FieldError{"keys[0].weight", "must be 1–100, got 0"}},
+		{"key max_concurrency negative", func(c *Config) { c.Keys[0].MaxConcurrency = -1 },
+			FieldError{"keys[0].max_concurrency", "must be ≥ 0, got -1"}},
+		{"key tpm negative", func(c *Config) { c.Keys[1].TPM = -1 }, FieldError{"keys[1].tpm", "must be ≥ 0, got -1"}},
+		{"team name duplicate", func(c *Config) {
+			c.Teams = []Team{{Name: "r", SpendLimit: SpendLimit{Period: "month"}}, {Name: "r", SpendLimit: SpendLimit{Period: "month"}}}
+		}, FieldError{"teams[1].name", `duplicate team name "r" (also teams[0])`}},
+		{"team rpm negative", func(c *Config) { c.Teams = []Team{{Name: "r", RPM: -1, SpendLimit: SpendLimit{Period: "month"}}} },
+			FieldError{"teams[0].rpm", "must be ≥ 0, got -1"}},
+		{"team spend period unknown", func(c *Config) { c.Teams = []Team{{Name: "r", SpendLimit: SpendLimit{Period: "week"}}} },
+			FieldError{"teams[0].spend_limit.period", `must be one of day, month; got "week"`}},
+		{"queue discipline unknown", func(c *Config) {
+			c.Upstreams[0].MaxConcurrency, c.Upstreams[0].Queue.Enabled, c.Upstreams[0].Queue.Discipline = 2, true, "fifi"
+		}, FieldError{"upstreams[0].queue.discipline", `must be one of fair, fifo; got "fifi"; did you mean fifo?`}},
 		{"key_sha256 upper case accepted", func(c *Config) { c.Keys[1].KeySHA256 = strings.ToUpper(c.Keys[1].KeySHA256) }, ok},
 		{"key whitespace", func(c *Config) { c.Keys[0].Key = "sk-team-a\n" },
 			FieldError{"keys[0].key", "must not contain whitespace (check for a trailing newline)"}},

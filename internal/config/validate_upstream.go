@@ -79,6 +79,9 @@ func (u *Upstream) check(v *validator, path string, i int, x *crossRefs) {
 		}
 		v.positive(p("queue.timeout"), u.Queue.Timeout)
 		v.atLeast(p("queue.max_length"), int64(u.Queue.MaxLength), 1)
+		if u.Queue.Discipline != "" { // "" is fair
+			v.oneOf(p("queue.discipline"), u.Queue.Discipline, disciplines)
+		}
 	} else {
 		v.nonNegative(p("queue.timeout"), u.Queue.Timeout)
 		v.atLeast(p("queue.max_length"), int64(u.Queue.MaxLength), 0)

@@ -173,6 +173,8 @@ type soConfig struct {
 	upstreams        []soUpstream
 	// top is YAML appended at the top level (circuit, affinity, defaults, routes).
 	top string
+	// keys is YAML appended to the keys list, after the e2e key ("  - name: …\n").
+	keys string
 }
 
 // yaml renders the config for one process whose sqlite file is dsn.
@@ -198,6 +200,7 @@ keys:
   - name: e2e
     key: %s
 `, dsn, c.redisURL, c.prefix, soLeaseTTL, soSyncInterval, soRedisTimeout, testKey)
+	b.WriteString(c.keys)
 	b.WriteString(c.top)
 	b.WriteString("upstreams:\n")
 	for _, u := range c.upstreams {

@@ -85,6 +85,7 @@ type Gateway struct {
 	store    store.Store
 	logs     *store.LogWriter
 	spend    *limits.Spend
+	waiting  *limits.Waiting // requests waiting in upstream queues, by class and key
 	sessions *affinity.Table
 	affinity affinity.ContextStore // sessions, or the Redis table that writes through to it
 	shared   *state.Redis          // the state shared with other instances; nil with state.driver: memory
@@ -218,8 +219,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 			g.logs.Run(bgCtx)
 		}()
 	}
+	g.waiting = new(limits.Waiting)
 	g.proxy = proxy.New(proxy.Options{
-		Clock: opts.Clock, Logger: opts.Logger, Transport: opts.Transport,
+		Clock: opts.Clock, Logger: opts.Logger, Transport: opts.Transport, Waiting: g.waiting,
 		State: loggedState{Driver: g.state, ops: g.ops}, Logs: sink, OnDecision: g.recordDecision, Spend: g.spend, Metrics: g.metrics,
 		Affinity: g.affinity, Tracer: tracer,
 		Latency: func(name string) float64 { return g.prober.LatencyMs(name) },
@@ -327,6 +329,7 @@ func (g *Gateway) buildCatalog(ctx context.Context) (*proxy.Catalog, error) {
 	return proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: ups, Keys: keys, Routes: routes, Defaults: g.cfg.Defaults, Affinity: g.cfg.Affinity,
 		Seed: g.seed, Now: g.clock.Now, Clock: g.clock, Previous: prev, Transport: g.transport, Catalogue: g.catalogue,
+		Teams: g.cfg.Teams,
 	})
 }
 

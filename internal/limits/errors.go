@@ -18,4 +18,8 @@ var (
 	ErrQueueFull = errors.New("queue full")
 	// ErrQueueTimeout means no slot was handed over within queue.timeout.
 	ErrQueueTimeout = errors.New("queue wait timed out")
+	// ErrShed means a batch request was not queued, to leave the queue to
+	// the others (limits.Shed): the proxy's skip reason "shed: batch",
+	// and 429 overloaded when no other upstream takes it.
+	ErrShed = errors.New("shed: batch")
 )

@@ -48,7 +48,16 @@ func (k *KeyLimiter) get(key string) *keyWindow {
 // whether it may proceed. When it may not, retryAfter is how long until the
 // window has room again (> 0), for the 429's Retry-After.
 func (k *KeyLimiter) Allow(key string, rpm int) (ok bool, retryAfter time.Duration) {
-	if rpm <= 0 {
+	return k.AllowN(key, rpm, 1)
+}
+
+// AllowN counts n (a request, or its estimated tokens) in the window named
+// key against limit per minute (limit ≤ 0: no limit, nothing counted), as
+// Allow does; an n larger than the whole limit passes on an empty window.
+// Windows of keys, teams and token counts are told apart by their names
+// (CounterName).
+func (k *KeyLimiter) AllowN(key string, limit int, n int64) (ok bool, retryAfter time.Duration) {
+	if limit <= 0 {
 		return true, 0
 	}
 	now := k.clk.Now()
@@ -56,10 +65,20 @@ func (k *KeyLimiter) Allow(key string, rpm int) (ok bool, retryAfter time.Durati
 	kw.mu.Lock()
 	defer kw.mu.Unlock()
 	e := kw.w.advance(now)
-	if kw.w.total < int64(rpm) {
-		kw.w.add(e, 1)
+	if kw.w.total == 0 || kw.w.total+n <= int64(limit) {
+		kw.w.add(e, n)
 		return true, 0
 	}
-	free := kw.w.freeAt(kw.w.total + 1 - int64(rpm))
+	free := kw.w.freeAt(kw.w.total + n - int64(limit))
 	return false, max(free.Sub(now), time.Nanosecond)
+}
+
+// CounterName names the window of a limit of a team or a key other than
+// the key's rpm (whose window is the key's name): "team/research/rpm",
+// "svc-a/tpm". Key and team names hold no '/', so no two collide.
+func CounterName(team, key, limit string) string {
+	if team != "" {
+		return "team/" + team + "/" + limit
+	}
+	return key + "/" + limit
 }

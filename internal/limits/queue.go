@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
@@ -15,6 +16,12 @@ type waiter struct {
 	limit      int           // the max_concurrency it waits under
 	granted    bool          // a slot was handed over; guarded by slot.mu
 	ready      chan struct{} // closed when granted
+
+	q      config.Queue // the queue settings it waits under (its discipline)
+	class  Class
+	start  float64   // its start tag (fairq.go)
+	seq    uint64    // its arrival order
+	joined time.Time // when it queued
 }
 
 // Acquire takes a slot on upstream name, waiting for one when every slot is
@@ -43,6 +50,14 @@ type waiter struct {
 // On success release gives the slot back exactly once; further calls do
 // nothing. Acquire blocks only while queued.
 func (s *Slots) Acquire(ctx context.Context, name string, limit int, q config.Queue) (release func(), err error) {
+	return s.AcquireAs(ctx, name, limit, q, Tenant{})
+}
+
+// AcquireAs is Acquire for a request of tenant t: the queue hands a freed
+// slot to the waiter with the lowest score under q.Discipline (fairq.go:
+// by class, then weighted fair across flows; or fifo), and a batch request
+// that would have to wait fails at once with ErrShed when Shed says so.
+func (s *Slots) AcquireAs(ctx context.Context, name string, limit int, q config.Queue, t Tenant) (release func(), err error) {
 	sl := s.slot(name)
 	if limit <= 0 || sl.depth.Load() == 0 {
 		if sl.tryTake(limit) {
@@ -56,12 +71,17 @@ func (s *Slots) Acquire(ctx context.Context, name string, limit int, q config.Qu
 		return nil, fmt.Errorf("waiting for a slot on upstream %q: %w", name, contextError(ctx))
 	}
 
-	w := &waiter{limit: limit, ready: make(chan struct{})}
+	w := &waiter{limit: limit, ready: make(chan struct{}), q: q, class: t.Class, joined: s.clk.Now()}
 	sl.mu.Lock()
 	if q.MaxLength > 0 && sl.depth.Load() >= int64(q.MaxLength) {
 		sl.mu.Unlock()
 		return nil, fmt.Errorf("acquiring a slot on upstream %q: %d waiting: %w", name, q.MaxLength, ErrQueueFull)
 	}
+	if Shed(q, t.Class, sl.nonBatch, int(sl.depth.Load())) {
+		sl.mu.Unlock()
+		return nil, fmt.Errorf("queueing on upstream %q: %w", name, ErrShed)
+	}
+	sl.fair.join(w, t)
 	sl.pushLocked(w)
 	sl.dispatchLocked() // a slot may have freed since the first attempt
 	granted := w.granted
@@ -120,6 +140,9 @@ func contextError(ctx context.Context) error {
 
 // pushLocked appends w to the queue.
 func (sl *slot) pushLocked(w *waiter) {
+	if w.class != ClassBatch {
+		sl.nonBatch++
+	}
 	w.prev, w.next = sl.tail, nil
 	if sl.tail != nil {
 		sl.tail.next = w
@@ -144,22 +167,45 @@ func (sl *slot) removeLocked(w *waiter) {
 	}
 	w.prev, w.next = nil, nil
 	sl.depth.Add(-1)
+	if w.class != ClassBatch {
+		sl.nonBatch--
+	}
 }
 
 // grantLocked hands w a slot already counted in inFlight and wakes it.
 func (sl *slot) grantLocked(w *waiter) {
 	sl.removeLocked(w)
+	sl.fair.served(w)
 	w.granted = true
 	close(w.ready)
 }
 
-// dispatchLocked grants free slots to waiters from the head while there
-// are any.
+// dispatchLocked grants free slots to the next waiters (nextLocked) while
+// there are any.
 func (sl *slot) dispatchLocked() {
-	for w := sl.head; w != nil; w = sl.head {
+	for w := sl.nextLocked(); w != nil; w = sl.nextLocked() {
 		if !sl.tryTake(w.limit) {
 			return
 		}
 		sl.grantLocked(w)
 	}
+}
+
+// nextLocked returns the waiter a freed slot goes to: the lowest score
+// (fairq.go Score), the earliest arrival among equal scores; nil when none
+// waits.
+func (sl *slot) nextLocked() *waiter {
+	if sl.head == nil || sl.head.next == nil {
+		return sl.head
+	}
+	now := sl.clk.Now()
+	var best *waiter
+	var bestScore float64
+	for w := sl.head; w != nil; w = w.next {
+		sc := Score(w.q, w.class, w.start, float64(w.seq), now.Sub(w.joined))
+		if best == nil || sc < bestScore {
+			best, bestScore = w, sc
+		}
+	}
+	return best
 }

@@ -23,11 +23,14 @@ type Slots struct {
 
 // slot is one upstream's in-flight count and wait queue.
 type slot struct {
+	clk      clock.Clock // ages the waiters (Score)
 	inFlight atomic.Int64
 	depth    atomic.Int64 // waiters queued; written under mu, read without it
 
-	mu         sync.Mutex // guards head, tail and the links and granted flag of every queued waiter
+	mu         sync.Mutex // guards head, tail, nonBatch, fair and the links and granted flag of every queued waiter
 	head, tail *waiter
+	nonBatch   int       // waiters of a class other than batch
+	fair       fairState // the virtual times of the fair discipline
 }
 
 // NewSlots returns an empty slot table whose queue timeouts run on the wall
@@ -50,7 +53,7 @@ func (s *Slots) slot(name string) *slot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sl = s.byName[name]; sl == nil {
-		sl = new(slot)
+		sl = &slot{clk: s.clk}
 		s.byName[name] = sl
 	}
 	return sl
@@ -141,7 +144,7 @@ func (sl *slot) release() {
 	}
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
-	if w := sl.head; w != nil && sl.inFlight.Load() <= int64(w.limit) {
+	if w := sl.nextLocked(); w != nil && sl.inFlight.Load() <= int64(w.limit) {
 		sl.grantLocked(w)
 		return
 	}

@@ -25,6 +25,9 @@ const (
 	// ScopeKey charges a client key; over its spend_limit it gets 429
 	// spend_limit_exceeded.
 	ScopeKey Scope = "key"
+	// ScopeTeam charges a team (teams[]); over its spend_limit its keys get
+	// 429 team_spend_exceeded.
+	ScopeTeam Scope = "team"
 )
 
 // Spend periods (spend_limit.period). Periods are calendar days and months

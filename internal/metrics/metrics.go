@@ -69,6 +69,8 @@ type Metrics struct {
 	costC        *children[[3]string, prometheus.Counter]  // upstream, model, key
 	selectionsC  *children[[2]string, prometheus.Counter]  // route, upstream
 	hedgesC      *children[[2]string, prometheus.Counter]  // route, result
+
+	tenants tenantMetrics
 }
 
 // tokenSet holds the children of one upstream and model, one a direction.
@@ -178,6 +180,7 @@ func New(upstreams, models func() []string, opts ...Option) *Metrics {
 	for i, r := range affinityResults {
 		m.affinity[i] = aff.WithLabelValues(r)
 	}
+	m.tenants = newTenantMetrics(m.reg)
 	m.reg.MustRegister(&stateCollector{m: m},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

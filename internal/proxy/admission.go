@@ -17,6 +17,8 @@ type skip struct {
 	// queueErr is the queue's own refusal (full, timed out) when the
 	// client is still there: the error to answer if nothing is attempted.
 	queueErr error
+	// shed: a batch request was not queued (limits.ErrShed).
+	shed bool
 }
 
 // admit asks the state driver for one attempt on up — the breaker's
@@ -24,12 +26,20 @@ type skip struct {
 // queue for a waitable upstream) and, with shared state, the lease — and
 // returns the lease the attempt ends with, or says why it was refused.
 func (q *request) admit(ctx context.Context, up *upstream, waitable bool) (state.Lease, skip) {
+	var start time.Time
+	if waitable {
+		start = q.s.opts.Clock.Now()
+		defer q.s.opts.Waiting.Add(up.cfg.Name, q.key.tenant)()
+	}
 	lease, err := q.s.opts.State.Admit(ctx, state.Admission{
 		Upstream: up.cfg.Name, Tokens: q.est, RPM: up.cfg.RateLimit.RPM, TPM: up.cfg.RateLimit.TPM,
-		MaxConcurrency: up.cfg.MaxConcurrency, Queue: up.cfg.Queue, Wait: waitable,
+		MaxConcurrency: up.cfg.MaxConcurrency, Queue: up.cfg.Queue, Wait: waitable, Tenant: q.key.tenant,
 	})
 	if err != nil {
 		return nil, q.denied(err, waitable)
+	}
+	if waitable {
+		q.s.opts.Metrics.QueueWait(q.key.tenant.Class.String(), q.s.opts.Clock.Now().Sub(start).Seconds())
 	}
 	return lease, skip{}
 }
@@ -48,6 +58,9 @@ func (q *request) denied(err error, waitable bool) skip {
 		sk.reason = "rate limited (cooling down)"
 	case errors.Is(err, state.ErrRateLimited):
 		sk.reason = "rate limit reached"
+	case errors.Is(err, limits.ErrShed):
+		sk.reason, sk.shed = "shed: batch", true
+		q.s.opts.Metrics.Shed(q.key.tenant.Class.String())
 	case errors.Is(err, limits.ErrQueueFull), errors.Is(err, limits.ErrQueueTimeout):
 		if q.r.Context().Err() == nil {
 			sk.queueErr = err

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -57,6 +58,10 @@ type upstream struct {
 // clientKey is one client key as the hot path needs it.
 type clientKey struct {
 	cfg config.Key
+	// tenant is whom its requests wait as in upstream queues.
+	tenant limits.Tenant
+	// team is its team (keys[].team), nil for none.
+	team *config.Team
 	// upstreams, when non-nil, is the restricted set of upstream names.
 	upstreams map[string]bool
 }
@@ -107,6 +112,8 @@ type CatalogInput struct {
 	// requests): the gateway's upstream transport. Default:
 	// http.DefaultTransport.
 	Transport http.RoundTripper
+	// Teams are the teams keys[].team names.
+	Teams []config.Team
 	// Catalogue is the price catalogue upstreams' prices fall back to
 	// (pricing.LoadCatalogue of pricing.catalogue); nil is none.
 	Catalogue *pricing.Catalogue
@@ -152,7 +159,10 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 		if hash == "" {
 			hash = config.HashKey(k.Key)
 		}
-		ck := &clientKey{cfg: k}
+		ck := &clientKey{cfg: k, tenant: limits.Tenant{Class: limits.ParseClass(k.Class), Team: k.Team, Key: k.Name, Weight: float64(k.Weight)}}
+		if i := slices.IndexFunc(in.Teams, func(t config.Team) bool { return t.Name == k.Team }); k.Team != "" && i >= 0 {
+			ck.team = &in.Teams[i]
+		}
 		if len(k.AllowedUpstreams) > 0 {
 			ck.upstreams = map[string]bool{}
 			for _, n := range k.AllowedUpstreams {

@@ -54,6 +54,21 @@ var (
 	ErrQueueFull = errors.New("queue full")
 	// ErrQueueTimeout: no slot was free within queue.timeout (503).
 	ErrQueueTimeout = errors.New("queue wait timed out")
+	// ErrKeyTPM: the client key's tpm is used up (429).
+	ErrKeyTPM = errors.New("token limit exceeded for this key")
+	// ErrKeyConcurrency: the client key has max_concurrency requests in flight (429).
+	ErrKeyConcurrency = errors.New("concurrency limit exceeded for this key")
+	// ErrTeamRPM: the key's team's rpm is used up (429).
+	ErrTeamRPM = errors.New("rate limit exceeded for this team")
+	// ErrTeamTPM: the key's team's tpm is used up (429).
+	ErrTeamTPM = errors.New("token limit exceeded for this team")
+	// ErrTeamConcurrency: the key's team has max_concurrency requests in flight (429).
+	ErrTeamConcurrency = errors.New("concurrency limit exceeded for this team")
+	// ErrTeamSpend: the key's team's spend_limit is used up (429).
+	ErrTeamSpend = errors.New("spend limit exceeded for this team")
+	// ErrOverloaded: a batch request found its upstreams busy and was not
+	// queued (429, docs/routing.md#tenants-classes-and-fair-queueing).
+	ErrOverloaded = errors.New("overloaded")
 	// ErrNotFound: an unknown path (404).
 	ErrNotFound = errors.New("not found")
 	// ErrMethodNotAllowed: a known path with the wrong method (405).
@@ -131,6 +146,20 @@ func apiErrorFor(err error) *apiError {
 		return &apiError{status: 503, kind: "upstream_error", code: "queue_full", msg: err.Error()}
 	case errors.Is(err, ErrQueueTimeout):
 		return &apiError{status: 503, kind: "upstream_error", code: "queue_timeout", msg: err.Error()}
+	case errors.Is(err, ErrKeyTPM):
+		return &apiError{status: 429, kind: "rate_limit_error", code: "key_tpm_exceeded", msg: err.Error()}
+	case errors.Is(err, ErrKeyConcurrency):
+		return &apiError{status: 429, kind: "rate_limit_error", code: "key_concurrency_exceeded", msg: err.Error()}
+	case errors.Is(err, ErrTeamRPM):
+		return &apiError{status: 429, kind: "rate_limit_error", code: "team_rpm_exceeded", msg: err.Error()}
+	case errors.Is(err, ErrTeamTPM):
+		return &apiError{status: 429, kind: "rate_limit_error", code: "team_tpm_exceeded", msg: err.Error()}
+	case errors.Is(err, ErrTeamConcurrency):
+		return &apiError{status: 429, kind: "rate_limit_error", code: "team_concurrency_exceeded", msg: err.Error()}
+	case errors.Is(err, ErrTeamSpend):
+		return &apiError{status: 429, kind: "rate_limit_error", code: "team_spend_exceeded", msg: err.Error()}
+	case errors.Is(err, ErrOverloaded):
+		return &apiError{status: 429, kind: "rate_limit_error", code: "overloaded", msg: err.Error()}
 	case errors.Is(err, ErrNotFound):
 		return &apiError{status: 404, kind: "invalid_request_error", code: "not_found", msg: err.Error()}
 	case errors.Is(err, ErrMethodNotAllowed):

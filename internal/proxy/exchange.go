@@ -174,6 +174,11 @@ func (x *exchange) run() error {
 	if err := x.checkKeyLimits(); err != nil {
 		return err
 	}
+	release, err := x.checkTenantLimits()
+	if err != nil {
+		return err
+	}
+	defer release()
 	if rt.affinityOn {
 		x.session.id, x.session.source = affinity.Extract(x.codec.Family(), x.r.Header, x.body)
 		x.prefixSession(rt)

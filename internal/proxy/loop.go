@@ -305,6 +305,9 @@ func (x *exchange) claim(ctx context.Context, c *cursor, rt *route, hedge bool) 
 			c.requeue(name)
 			continue
 		}
+		if skip.shed {
+			x.tally.markShed(name)
+		}
 		if lease == nil {
 			x.tally.failures = append(x.tally.failures, failure{upstream: name, detail: skip.reason, class: outcome.Canceled})
 			if x.trace != nil {
@@ -340,6 +343,7 @@ func (x *exchange) claimHedge(ctx context.Context, c *cursor) (*upstream, state.
 // when the refusal ends, and the queue's own refusal.
 func (x *exchange) noteSkip(sk skip) {
 	x.tally.noteRetry(sk.wait)
+	x.tally.shed = x.tally.shed || sk.shed
 	if sk.queueErr != nil {
 		x.tally.queueErr = sk.queueErr
 	}

@@ -71,6 +71,9 @@ type Options struct {
 	OnDecision func(*balancer.Decision)
 	// MaxResponseBytes caps a non-streaming upstream response. Default 64 MiB.
 	MaxResponseBytes int64
+	// Waiting counts the requests waiting in upstream queues, by class and
+	// key, for the admin API. Default: a private one.
+	Waiting *limits.Waiting
 	// Tracer, when set, traces every client request, its attempts and
 	// the probes (docs/tracing.md); nil turns tracing off at no cost.
 	Tracer trace.Tracer
@@ -85,6 +88,9 @@ type Server struct {
 	// copy per request.
 	upstream http.RoundTripper
 	catalog  atomic.Pointer[Catalog]
+	// tenantSlots counts the requests in flight per key and per team
+	// (keys[].max_concurrency, teams[].max_concurrency).
+	tenantSlots *limits.Slots
 	// attempts counts the attempts of hedged races that may still be
 	// running after their request's handler returned: each ends itself
 	// (gives its lease back) when it unwinds. Drain waits for them.
@@ -114,10 +120,13 @@ func New(opts Options, cat *Catalog) *Server {
 	if opts.Go == nil {
 		opts.Go = func(f func()) { go f() }
 	}
+	if opts.Waiting == nil {
+		opts.Waiting = new(limits.Waiting)
+	}
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = 64 << 20
 	}
-	s := &Server{opts: opts, upstream: opts.Transport}
+	s := &Server{opts: opts, upstream: opts.Transport, tenantSlots: limits.NewSlotsWithClock(opts.Clock)}
 	s.catalog.Store(cat)
 	return s
 }

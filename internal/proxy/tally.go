@@ -24,6 +24,7 @@ type tally struct {
 	planBuf  [2]*balancer.Decision
 	retryIn  time.Duration // shortest wait seen: a 429's cooldown, an open breaker, a full limit
 	queueErr error         // why waiting for a slot failed, when nothing was attempted
+	shed     bool          // a batch request was not queued somewhere (limits.ErrShed)
 	found    bool          // some upstream serves the model or a fallback
 	// incompatible is the first feature that filtered every candidate of a
 	// plan, for the 400 when nothing else was left.
@@ -57,6 +58,21 @@ func (t *tally) notePreferences(d *balancer.Decision) {
 	t.preferred = strings.Join(parts, ", ")
 }
 
+// markShed records in the latest plan's decision that the request was
+// not queued on upstream name (balancer.FilterShed).
+func (t *tally) markShed(name string) {
+	if len(t.plans) == 0 {
+		return
+	}
+	d := t.plans[len(t.plans)-1]
+	for i := range d.Candidates {
+		if d.Candidates[i].Name == name {
+			d.Candidates[i].Filter = balancer.FilterShed
+			return
+		}
+	}
+}
+
 // noteRetry keeps the shortest positive wait seen.
 func (t *tally) noteRetry(d time.Duration) {
 	if d > 0 && (t.retryIn == 0 || d < t.retryIn) {
@@ -74,6 +90,11 @@ func (t *tally) exhausted(model string) error {
 		}
 		e := newError(sentinel, "no upstream slot for model "+strconv.Quote(model)+t.summary())
 		e.retryAfter = time.Second
+		return e
+	}
+	if t.attempts == 0 && t.shed {
+		e := newError(ErrOverloaded, "upstreams for model "+strconv.Quote(model)+" are busy; batch requests are not queued now"+t.summary())
+		e.retryAfter = max(t.retryIn, time.Second)
 		return e
 	}
 	if t.attempts == 0 || t.allRateLimited() {

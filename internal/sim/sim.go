@@ -233,6 +233,7 @@ func (r *run) catalog(seed uint64) (*proxy.Catalog, error) {
 	cat, err := proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: ups, Keys: keys, Routes: cfg.Routes, Defaults: cfg.Defaults,
 		Affinity: cfg.Affinity, Seed: seed, Now: r.sched.Now, Clock: r.sched, Transport: transport{r}, Catalogue: r.catalogue,
+		Teams: cfg.Teams,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("building the routing table: %w", err)

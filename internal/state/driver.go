@@ -60,6 +60,11 @@ type Driver interface {
 	// requests per minute (≤ 0: no limit) and reports whether it may go;
 	// when not, retryAfter (> 0) is when the window has room again.
 	AllowKey(ctx context.Context, key string, rpm int) (ok bool, retryAfter time.Duration)
+	// AllowN is AllowKey for any per-minute window: it counts n (a
+	// request, or estimated tokens) in the window named name
+	// (limits.CounterName: a team's rpm, a key's or a team's tpm) against
+	// limit; n larger than the whole limit passes on an empty window.
+	AllowN(ctx context.Context, name string, limit int, n int64) (ok bool, retryAfter time.Duration)
 	// ProbeGate is the breaker the active prober asks and tells.
 	ProbeGate() health.Gate
 	// Forget drops the state of an upstream that no longer exists.
@@ -108,6 +113,8 @@ type Admission struct {
 	Queue config.Queue
 	// Wait waits in the queue for a slot instead of refusing when all are taken.
 	Wait bool
+	// Tenant is whom the request waits as: its class and flow (limits.Score).
+	Tenant limits.Tenant
 }
 
 // Errors of Admit, besides the limits and context errors it wraps.
@@ -123,7 +130,7 @@ var (
 // Denial is Admit's refusal.
 type Denial struct {
 	// Reason is breaker, cooldown, rpm, tpm, rate, full, queue_full,
-	// queue_timeout or canceled, as the scripts and logs name it.
+	// queue_timeout, shed or canceled, as the scripts and logs name it.
 	Reason string
 	// Wait is when the upstream is expected to take a request again; 0
 	// when unknown.
@@ -154,6 +161,8 @@ func denial(reason string, wait time.Duration) *Denial {
 		d.Err = limits.ErrQueueFull
 	case "queue_timeout":
 		d.Err = limits.ErrQueueTimeout
+	case "shed":
+		d.Err = limits.ErrShed
 	case "canceled":
 		d.Err = context.Canceled
 	default: // rpm, tpm, rate

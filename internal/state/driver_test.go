@@ -51,6 +51,39 @@ func TestRedisKeyRPMShared(t *testing.T) {
 	}
 }
 
+// A team's rpm and a tpm count across instances too (AllowN): estimated
+// tokens add up, and a request larger than the whole limit passes on an
+// empty window only.
+func TestRedisAllowNShared(t *testing.T) {
+	clk := clock.NewFake(t0)
+	a := newTestDriver(t, clk)
+	b := newTestDriver(t, clk, sharing(a.r))
+	ctx := context.Background()
+	tpm := limits.CounterName("research", "", "tpm")
+	steps := []struct {
+		d      *RedisDriver
+		n      int64
+		wantOK bool
+	}{
+		{a, 600, true},
+		{b, 300, true},
+		{a, 200, false}, // 1,100 > 1,000
+		{b, 100, true},  // 1,000 fits exactly
+	}
+	for i, s := range steps {
+		if ok, _ := s.d.AllowN(ctx, tpm, 1000, s.n); ok != s.wantOK {
+			t.Fatalf("step %d (%d tokens): allowed %v, want %v", i, s.n, ok, s.wantOK)
+		}
+	}
+	big := limits.CounterName("", "svc", "tpm")
+	if ok, _ := b.AllowN(ctx, big, 1000, 5000); !ok {
+		t.Fatal("a request larger than the limit refused on an empty window")
+	}
+	if ok, wait := a.AllowN(ctx, big, 1000, 1); ok || wait <= 0 {
+		t.Fatalf("after it, AllowN = %v, %v; want a refusal with a wait", ok, wait)
+	}
+}
+
 // With Redis down the key's rpm falls back to this instance's window.
 func TestRedisKeyRPMFallback(t *testing.T) {
 	clk := clock.NewFake(t0)

@@ -128,7 +128,7 @@ func (d *Local) admit(ctx context.Context, a Admission) (*localLease, error) {
 	var release func()
 	var err error
 	if a.Wait {
-		release, err = d.slots.Acquire(ctx, name, a.MaxConcurrency, a.Queue)
+		release, err = d.slots.AcquireAs(ctx, name, a.MaxConcurrency, a.Queue, a.Tenant)
 	} else if release, ok = d.slots.TryAcquire(name, a.MaxConcurrency); !ok {
 		err = limits.ErrConcurrencyFull
 	}
@@ -156,6 +156,8 @@ func slotReason(err error) string {
 		return "queue_full"
 	case errors.Is(err, limits.ErrQueueTimeout):
 		return "queue_timeout"
+	case errors.Is(err, limits.ErrShed):
+		return "shed"
 	case errors.Is(err, limits.ErrConcurrencyFull):
 		return "full"
 	}
@@ -229,6 +231,11 @@ func (d *Local) Upstream(upstream string, tokens int64) UpstreamView {
 // AllowKey implements Driver.
 func (d *Local) AllowKey(_ context.Context, key string, rpm int) (bool, time.Duration) {
 	return d.keys.Allow(key, rpm)
+}
+
+// AllowN implements Driver.
+func (d *Local) AllowN(_ context.Context, name string, limit int, n int64) (bool, time.Duration) {
+	return d.keys.AllowN(name, limit, n)
 }
 
 // ProbeGate implements Driver: the local breakers.

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"switchyard/internal/limits"
 )
 
 // Ticket is an admitted request: Settle ends it.
@@ -46,6 +50,7 @@ func (r *Redis) newTicket(a Admission) Ticket {
 func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 	t := r.newTicket(a)
 	wait := a.Wait && a.Queue.Enabled && a.MaxConcurrency > 0
+	var place queuePlace          // its place in the shared queue, once it has one
 	var deadline <-chan time.Time // set once the request waits in the shared queue
 	for {
 		if !r.up.Load() {
@@ -61,7 +66,7 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 		if wait {
 			woken = r.wakeup(a.Upstream)
 		}
-		res, err := r.admitOnce(ctx, &t, a, wait, false)
+		res, err := r.admitOnce(ctx, &t, a, wait, false, &place)
 		if err != nil && ctx.Err() != nil { // the caller left, Redis did not fail
 			r.leaveQueue(t, a.Queue.Timeout)
 			return t, canceled(ctx)
@@ -81,6 +86,12 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 			return t, nil
 		}
 		reason, _ := res[1].(string)
+		if reason == "join" {
+			if !r.join(&place, a, res) {
+				return t, denial("shed", 0)
+			}
+			continue // ask again at once, with its score
+		}
 		ms, _ := res[2].(int64)
 		if reason != "full" || !wait {
 			return t, denial(reason, time.Duration(ms)*time.Millisecond)
@@ -104,9 +115,63 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 	}
 }
 
+// queuePlace is a request's place in an upstream's shared queue: what its
+// score (limits.Score) is computed from on every call.
+type queuePlace struct {
+	joined        bool
+	at            time.Time // when it joined
+	start, finish float64   // its start tag and its flow's new finish tag
+	seen          string    // the flow's finish tag they were computed from
+}
+
+// join answers admit.lua's join reply {0, 'join', V, F, non-batch
+// waiting, waiting} for a request about to queue: false when the request
+// is shed (limits.Shed), else its place, whose score the next call sends.
+func (r *Redis) join(p *queuePlace, a Admission, res []any) bool {
+	if len(res) < 6 {
+		return false
+	}
+	num := func(v any) float64 {
+		s, _ := v.(string)
+		f, _ := strconv.ParseFloat(s, 64)
+		return f
+	}
+	nonBatch, _ := res[4].(int64)
+	depth, _ := res[5].(int64)
+	if limits.Shed(a.Queue, a.Tenant.Class, int(nonBatch), int(depth)) {
+		return false
+	}
+	p.start, p.finish = limits.StartTag(num(res[2]), num(res[3]), a.Tenant.Weight)
+	p.seen, _ = res[3].(string)
+	p.at, p.joined = r.clk.Now(), true
+	return true
+}
+
+// queueArgs are admit.lua's queue arguments for a request at place p:
+// its score, class and flow fields, finish and start tags and the
+// non-batch bound.
+func (r *Redis) queueArgs(a Admission, p *queuePlace) []any {
+	score := ""
+	if p != nil && p.joined {
+		now := r.clk.Now()
+		score = fmtFloat(limits.Score(a.Queue, a.Tenant.Class, p.start, float64(p.at.UnixMilli()), now.Sub(p.at)))
+	}
+	var start, finish float64
+	seen := ""
+	if p != nil {
+		start, finish, seen = p.start, p.finish, p.seen
+	}
+	return []any{score, "v:" + a.Tenant.Class.String(), "f:" + a.Tenant.Flow(), fmtFloat(finish), fmtFloat(start),
+		fmtFloat(limits.BatchBand), seen}
+}
+
+// fmtFloat writes f for a script argument, exactly.
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
 // admitOnce runs admit.lua once for t. probeOnly asks the breaker alone
-// (the active prober): no limits, no lease, nothing counted.
-func (r *Redis) admitOnce(ctx context.Context, t *Ticket, a Admission, wait, probeOnly bool) ([]any, error) {
+// (the active prober): no limits, no lease, nothing counted. place is the
+// request's place in the queue (nil: none).
+func (r *Redis) admitOnce(ctx context.Context, t *Ticket, a Admission, wait, probeOnly bool, place *queuePlace) ([]any, error) {
 	now := r.nowMs()
 	t.bucket = now / 1000
 	c := r.circuit.Load()
@@ -119,12 +184,14 @@ func (r *Redis) admitOnce(ctx context.Context, t *Ticket, a Admission, wait, pro
 	}
 	rctx, cancel := r.opCtx(ctx)
 	defer cancel()
+	args := append([]any{now, t.id, t.tokens, a.RPM, a.TPM, a.MaxConcurrency, r.lease.Milliseconds(),
+		c.ProbeInterval.Milliseconds(), r.lease.Milliseconds(),
+		qmode, a.Queue.MaxLength, a.Queue.Timeout.Milliseconds(), keepMs, pmode}, r.queueArgs(a, place)...)
 	return admitScript.Run(rctx, r.rdb,
 		[]string{r.key(a.Upstream, "brk"), r.key(a.Upstream, "cd"), r.key(a.Upstream, "rpm"), r.key(a.Upstream, "tpm"),
-			r.key(a.Upstream, "lease"), r.key(a.Upstream, "queue"), r.key(a.Upstream, "win")},
-		now, t.id, t.tokens, a.RPM, a.TPM, a.MaxConcurrency, r.lease.Milliseconds(),
-		c.ProbeInterval.Milliseconds(), r.lease.Milliseconds(),
-		qmode, a.Queue.MaxLength, a.Queue.Timeout.Milliseconds(), keepMs, pmode).Slice()
+			r.key(a.Upstream, "lease"), r.key(a.Upstream, "queue"), r.key(a.Upstream, "win"),
+			r.key(a.Upstream, "fair"), r.key(a.Upstream, "joined")},
+		args...).Slice()
 }
 
 // wakeup returns a channel closed when a lease on upstream is next released here.
@@ -146,7 +213,12 @@ func (r *Redis) leaveQueue(t Ticket, timeout time.Duration) {
 	if r.up.Load() {
 		ctx, cancel := r.opCtx(context.Background())
 		defer cancel()
-		if r.result(context.Background(), OpAdmit, r.rdb.ZRem(ctx, r.key(t.upstream, "queue"), t.id).Err()) {
+		_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.ZRem(ctx, r.key(t.upstream, "queue"), t.id)
+			p.ZRem(ctx, r.key(t.upstream, "joined"), t.id)
+			return nil
+		})
+		if r.result(context.Background(), OpAdmit, err) {
 			return
 		}
 	}

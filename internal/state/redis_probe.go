@@ -29,7 +29,7 @@ func (g redisGate) AcquireProbe(ctx context.Context, name string) (health.Probe,
 		return local.AcquireProbe(ctx, name)
 	}
 	t := r.newTicket(Admission{Upstream: name})
-	res, err := r.admitOnce(ctx, &t, Admission{Upstream: name}, false, true)
+	res, err := r.admitOnce(ctx, &t, Admission{Upstream: name}, false, true, nil)
 	if !r.result(ctx, OpAdmit, err) || len(res) < 3 {
 		return local.AcquireProbe(ctx, name)
 	}

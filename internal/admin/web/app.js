@@ -240,7 +240,16 @@
       c.breaker.replaceChildren(el('span', { class: 'badge ' + b.state, text: (b.state || '').replace('_', '-') }));
       c.breaker.title = b.reason || '';
       c.inflight.textContent = u.max_concurrency > 0 ? u.in_flight + ' / ' + u.max_concurrency : String(u.in_flight);
-      c.queue.textContent = u.queue_max > 0 ? u.queue_depth + ' / ' + u.queue_max : dash;
+      c.queue.replaceChildren(u.queue_max > 0 ? u.queue_depth + ' / ' + u.queue_max : dash);
+      c.queue.title = '';
+      if (u.queue_by_class) {
+        // This instance's waiters by class, then by key in the tooltip.
+        const classes = ['critical', 'interactive', 'batch'].filter((k) => u.queue_by_class[k] > 0);
+        const keys = Object.entries(u.queue_by_key || {}).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+        c.queue.append(el('small', { class: 'queue-split', text: classes.map((k) => k + ' ' + u.queue_by_class[k]).join(' · ') }),
+          el('small', { class: 'queue-split', text: keys.slice(0, 3).map(([k, n]) => k + ' ' + n).join(' · ') + (keys.length > 3 ? ' · …' : '') }));
+        c.queue.title = 'waiting here, by key:\n' + keys.map(([k, n]) => k + ': ' + n).join('\n');
+      }
       c.rpm.textContent = usedOf(u.rpm_used, u.rpm_limit);
       c.tpm.textContent = usedOf(u.tpm_used, u.tpm_limit);
       const cool = u.cooldown_until ? Math.max(0, Math.ceil((new Date(u.cooldown_until).getTime() - at) / 1000)) : 0;

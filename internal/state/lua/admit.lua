@@ -1,22 +1,40 @@
 -- admit: may one request be sent to an upstream now? Checks, in order, the
 -- breaker, the 429 cooldown, the RPM and TPM windows and the concurrency
--- leases (and the FIFO queue in front of them); when all pass it counts the
+-- leases (and the queue in front of them); when all pass it counts the
 -- request, reserves its tokens, takes a lease and, in half-open, claims the
 -- single probe slot — all in one atomic step. The breaker's generation
 -- ('gen', advanced by every state change; see settle.lua) comes back with an
 -- admission: the attempt's outcome counts only in that generation.
 --
+-- The queue is a sorted set whose scores the caller computes
+-- (limits.Score, in Go: by class, then fair across keys, or fifo): this
+-- script only hands a free slot to the lowest scores. A request that would
+-- have to wait first gets {0, 'join', V, F, non-batch waiting, waiting}:
+-- its class's virtual time and its flow's finish tag from the fair hash
+-- and the counts limits.Shed decides on; it asks again with its score,
+-- finish tag and start tag to join (or gets the join reply again, when the
+-- flow's finish tag moved meanwhile), and with its score (which ages) on
+-- every later call. Joining records the flow's finish tag; a slot handed
+-- over advances the class's virtual time to the start tag.
+--
 -- KEYS: 1 breaker hash, 2 cooldown, 3 rpm zset, 4 tpm hash, 5 lease zset,
---       6 queue zset, 7 window hash
+--       6 queue zset (score: limits.Score), 7 window hash, 8 fair hash
+--       (v:<class> → virtual time, f:<flow> → finish tag), 9 joined zset
+--       (queue entries by the time they joined, to sweep abandoned ones)
 -- ARGV: 1 now ms, 2 ticket id, 3 tokens, 4 rpm limit, 5 tpm limit,
 --       6 max concurrency, 7 lease ms, 8 probe interval ms, 9 probe lease ms
 --       (how long a claimed probe whose outcome never comes blocks the next;
 --       probe_interval still spaces them),
 --       10 queue: 0 none, 1 wait in it, 11 queue max length, 12 queue timeout ms,
 --       13 ttl ms of the breaker and statistics keys, 14 probe only: 1 asks
---       the breaker alone (the active prober): nothing else is checked or counted
--- Returns {1, probe, in_flight, generation} or {0, reason, wait ms}; reason
--- is one of breaker, cooldown, rpm, tpm, full, queue_full.
+--       the breaker alone (the active prober): nothing else is checked or counted,
+--       15 score ('' before joining), 16 class field (v:<class>),
+--       17 flow field (f:<flow>), 18 finish tag, 19 start tag,
+--       20 non-batch bound (scores below it are not batch), 21 the flow's
+--       finish tag the tags were computed from
+-- Returns {1, probe, in_flight, generation}, {0, reason, wait ms} or the
+-- join reply above; reason is one of breaker, cooldown, rpm, tpm, full,
+-- queue_full.
 local now = tonumber(ARGV[1])
 local id = ARGV[2]
 local tokens = tonumber(ARGV[3])
@@ -25,6 +43,7 @@ local lease, pint, plea = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]
 local queued, qmax, qtimeout = ARGV[10] == '1', tonumber(ARGV[11]), tonumber(ARGV[12])
 local keep = tonumber(ARGV[13])
 local probeOnly = ARGV[14] == '1'
+local score, vfield, ffield = ARGV[15], ARGV[16], ARGV[17]
 
 -- breaker
 local b = redis.call('HMGET', KEYS[1], 'st', 'until', 'pnext', 'pheld', 'gen')
@@ -91,7 +110,12 @@ end
 local inflight = 0
 if maxc > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
-  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - qtimeout - lease)
+  local stale = now - qtimeout - lease
+  for _, old in ipairs(redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', stale)) do
+    redis.call('ZREM', KEYS[6], old)
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', stale)
+  if score ~= '' then redis.call('ZADD', KEYS[6], 'XX', score, id) end
   inflight = redis.call('ZCARD', KEYS[5])
   local free = maxc - inflight
   local rank = redis.call('ZRANK', KEYS[6], id)
@@ -101,14 +125,30 @@ if maxc > 0 then
     if free <= 0 or waiting > 0 then
       if not queued then return {0, 'full', 0} end
       if waiting >= qmax then return {0, 'queue_full', 0} end
-      redis.call('ZADD', KEYS[6], now, id)
+      local f = redis.call('HMGET', KEYS[8], vfield, ffield)
+      -- Before joining, and whenever another request of the flow joined
+      -- since the caller read its finish tag (ARGV 21), the caller
+      -- computes its tags afresh.
+      if score == '' or (tonumber(f[2]) or 0) ~= (tonumber(ARGV[21]) or 0) then
+        return {0, 'join', f[1] or '0', f[2] or '0',
+          redis.call('ZCOUNT', KEYS[6], '-inf', '(' .. ARGV[20]), waiting}
+      end
+      redis.call('ZADD', KEYS[6], score, id)
+      redis.call('ZADD', KEYS[9], now, id)
       redis.call('PEXPIRE', KEYS[6], qtimeout + lease * 2)
+      redis.call('PEXPIRE', KEYS[9], qtimeout + lease * 2)
+      redis.call('HSET', KEYS[8], ffield, ARGV[18])
+      redis.call('PEXPIRE', KEYS[8], keep)
       return {0, 'full', 0}
     end
   elseif rank >= free then
     return {0, 'full', 0}
   else
     redis.call('ZREM', KEYS[6], id)
+    redis.call('ZREM', KEYS[9], id)
+    if tonumber(ARGV[19]) > (tonumber(redis.call('HGET', KEYS[8], vfield)) or 0) then
+      redis.call('HSET', KEYS[8], vfield, ARGV[19])
+    end
   end
   redis.call('ZADD', KEYS[5], now + lease, id)
   redis.call('PEXPIRE', KEYS[5], lease * 2)
