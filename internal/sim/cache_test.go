@@ -204,3 +204,30 @@ func TestSharedPromptCost(t *testing.T) {
 		t.Errorf("lowest-cost costs %.4f per 1,000, weighted random %.4f", c.With.CostPer1000, c.Without.CostPer1000)
 	}
 }
+
+// TestNoisyNeighbour runs examples/scenarios/noisy-neighbour: with fair
+// queueing the steady key is served as if the noisy one were not there;
+// with FIFO across tenants it waits behind the flood.
+func TestNoisyNeighbour(t *testing.T) {
+	rp := simulate(t, examples+"noisy-neighbour.config.yaml", examples+"noisy-neighbour.yaml", 11)
+	c := rp.Summary.Comparison
+	byKey := func(ks []KeySummary) map[string]KeySummary {
+		m := map[string]KeySummary{}
+		for _, k := range ks {
+			m[k.Key] = k
+		}
+		return m
+	}
+	fair, fifo := byKey(c.With.Keys), byKey(c.Without.Keys)
+	for _, name := range []string{"steady", "noisy", "batch-jobs"} {
+		f, o := fair[name], fifo[name]
+		t.Logf("%-10s fair: %5.1f%% served, wait p50/p99 %.0f/%.0f ms; fifo: %5.1f%%, %.0f/%.0f ms", name,
+			100*f.SuccessRate, f.QueueWaitMs.P50, f.QueueWaitMs.P99, 100*o.SuccessRate, o.QueueWaitMs.P50, o.QueueWaitMs.P99)
+	}
+	if s := fair["steady"]; s.SuccessRate < 0.99 || s.QueueWaitMs.P99 > 3000 {
+		t.Errorf("fair queueing: steady key %+v, want ≥ 99%% served with p99 wait ≤ 3 s", s)
+	}
+	if s := fifo["steady"]; s.SuccessRate > 0.9 || s.QueueWaitMs.P99 < 10000 {
+		t.Errorf("FIFO: steady key %+v, want it to wait behind the flood (< 90%% served, p99 ≥ 10 s)", s)
+	}
+}

@@ -48,13 +48,13 @@ func (r *run) serve(q *request) {
 	if err != nil {
 		panic(fmt.Sprintf("sim: building a request: %v", err))
 	}
-	req.Header["Authorization"] = r.auth
+	req.Header["Authorization"] = r.auth[r.sc.Traffic[q.phase].Key]
 	req.Header["Content-Type"] = jsonType
 	if q.sess != nil {
 		req.Header["Session_id"] = []string{q.sess.id}
 	}
 	w := &responseWriter{r: r, q: q, h: make(http.Header, 8)}
-	q.firstAt = -1
+	q.firstAt, q.waited = -1, -1
 	r.srv.ServeHTTP(w, req)
 }
 

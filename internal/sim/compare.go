@@ -19,6 +19,9 @@ const (
 	// CompareLowestCost replaces the lowest-cost strategy with weighted
 	// random in the defaults and every route.
 	CompareLowestCost = "lowest-cost"
+	// CompareFairQueueing makes every upstream's queue FIFO across
+	// tenants (queue.discipline: fifo).
+	CompareFairQueueing = "fair-queueing"
 )
 
 // comparisons are the second runs of Scenario.Compare: what each turns
@@ -40,6 +43,14 @@ var comparisons = map[string]struct {
 		}
 		return "the config has prefix affinity off: set affinity.enabled and affinity.prefix.enabled"
 	}},
+	CompareFairQueueing: {withoutFairQueueing, func(cfg *config.Config) string {
+		if slices.ContainsFunc(cfg.Upstreams, func(u config.Upstream) bool {
+			return u.Queue.Enabled && u.Queue.Discipline != config.DisciplineFIFO
+		}) {
+			return ""
+		}
+		return "no upstream of the config has a fair queue: set an upstream's queue.enabled (discipline fair, the default)"
+	}},
 	CompareLowestCost: {withoutLowestCost, func(cfg *config.Config) string {
 		if slices.Contains(strategies(cfg), balancer.StrategyLowestCost) {
 			return ""
@@ -56,6 +67,17 @@ func compareNames() []string { return sortedNames(comparisons) }
 func withoutPrefixAffinity(cfg *config.Config) *config.Config {
 	off := *cfg
 	off.Affinity.Prefix.Enabled = false
+	return &off
+}
+
+// withoutFairQueueing returns a copy of cfg whose upstreams' queues are
+// FIFO across tenants.
+func withoutFairQueueing(cfg *config.Config) *config.Config {
+	off := *cfg
+	off.Upstreams = slices.Clone(cfg.Upstreams)
+	for i := range off.Upstreams {
+		off.Upstreams[i].Queue.Discipline = config.DisciplineFIFO
+	}
 	return &off
 }
 
@@ -112,6 +134,8 @@ type Side struct {
 	// prompts).
 	CostPer1000  float64  `json:"cost_per_1000_requests_usd"`
 	CacheHitRate *float64 `json:"cache_hit_rate,omitempty"`
+	// Keys is what each client key saw, when the phases send as several.
+	Keys []KeySummary `json:"keys,omitempty"`
 }
 
 // withoutHedging returns a copy of cfg with hedging off in the defaults
@@ -140,8 +164,8 @@ func (rp *Report) side() Side {
 		hits = &c.HitRate
 	}
 	return Side{
-		CacheHitRate: hits,
-		Requests:     o.Requests, Succeeded: o.Succeeded, Attempts: o.Attempts, Hedges: o.Hedges,
+		CacheHitRate: hits, Keys: rp.Summary.Keys,
+		Requests: o.Requests, Succeeded: o.Succeeded, Attempts: o.Attempts, Hedges: o.Hedges,
 		LatencyMs: o.LatencyMs, TTFTMs: o.TTFTMs, CostUSD: o.CostUSD, CostPer1000: o.CostPer1000,
 	}
 }
@@ -172,8 +196,11 @@ func (rp *Report) comparisonMarkdown(b *bytes.Buffer) {
 	w, wo := &c.With, &c.Without
 	fmt.Fprintf(b, "## With and without %s\n\n", c.Of)
 	off := c.Of + " off in every route"
-	if c.Of == CompareLowestCost {
+	switch c.Of {
+	case CompareLowestCost:
 		off = "weighted-random instead of lowest-cost"
+	case CompareFairQueueing:
+		off = "every upstream's queue FIFO across tenants (`queue.discipline: fifo`)"
 	}
 	fmt.Fprintf(b, "The same traffic and seed, run again with %s (`compare: %s`).\n\n", off, c.Of)
 	fmt.Fprintf(b, "| metric | with %s | without | change |\n| --- | ---: | ---: | ---: |\n", c.Of)
@@ -194,6 +221,16 @@ func (rp *Report) comparisonMarkdown(b *bytes.Buffer) {
 	}
 	fmt.Fprintf(b, "| cost per 1,000 requests | $%.4f | $%.4f | %s |\n", w.CostPer1000, wo.CostPer1000, signedPct(change(w.CostPer1000, wo.CostPer1000)))
 	fmt.Fprintf(b, "| cost | $%.2f | $%.2f | %s |\n\n", w.CostUSD, wo.CostUSD, signedPct(change(w.CostUSD, wo.CostUSD)))
+	if len(w.Keys) == 0 || len(w.Keys) != len(wo.Keys) {
+		return
+	}
+	fmt.Fprintf(b, "| key | succeeded with %s | without | queue wait p50 / p99 with | without |\n| --- | ---: | ---: | ---: | ---: |\n", c.Of)
+	for i, k := range w.Keys {
+		o := wo.Keys[i]
+		fmt.Fprintf(b, "| %s | %s | %s | %s / %s | %s / %s |\n", k.Key, pct(k.SuccessRate), pct(o.SuccessRate),
+			msText(k.QueueWaitMs.P50), msText(k.QueueWaitMs.P99), msText(o.QueueWaitMs.P50), msText(o.QueueWaitMs.P99))
+	}
+	b.WriteString("\n")
 }
 
 func signedPct(f float64) string { return fmt.Sprintf("%+.1f%%", 100*f) }

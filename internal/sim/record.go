@@ -29,6 +29,17 @@ type recorder struct {
 	affinity AffinityCounts
 	client   clientTotals
 	states   [][]stateChange // per upstream, in time order
+	// byKey holds each client key's requests, by its phases' keys; nil
+	// unless the phases send as more than one key.
+	byKey  map[string]*keyTotals
+	phases []Phase
+}
+
+// keyTotals are one client key's requests: how many, how many succeeded,
+// and each dispatched request's wait for its first attempt (ms).
+type keyTotals struct {
+	requests, succeeded int64
+	waits               []float32
 }
 
 // upTotals are one upstream's totals over the run.
@@ -55,7 +66,14 @@ type stateChange struct {
 func newRecorder(sc *Scenario, ups []*upstreamSim) *recorder {
 	n := int((sc.Duration + sc.Bucket - 1) / sc.Bucket)
 	nu := len(ups)
+	var byKey map[string]*keyTotals
+	for _, p := range sc.Traffic {
+		if p.Key != sc.Traffic[0].Key {
+			byKey = map[string]*keyTotals{}
+		}
+	}
 	return &recorder{
+		byKey: byKey, phases: sc.Traffic,
 		width: sc.Bucket, n: n, nu: nu,
 		attempts: make([]int32, n*nu), served: make([]int32, n*nu), r429: make([]int32, n*nu), errs: make([]int32, n*nu),
 		requests: make([]int32, n), failed: make([]int32, n),
@@ -105,6 +123,20 @@ func (r *recorder) request(q *request, now time.Duration, label string, ttft tim
 	b := r.bucket(q.start)
 	r.requests[b]++
 	r.labels[label]++
+	if r.byKey != nil {
+		k := r.byKey[r.phases[q.phase].Key]
+		if k == nil {
+			k = &keyTotals{}
+			r.byKey[r.phases[q.phase].Key] = k
+		}
+		k.requests++
+		if label == clientOK {
+			k.succeeded++
+		}
+		if q.waited >= 0 {
+			k.waits = append(k.waits, float32(ms(q.waited)))
+		}
+	}
 	c := &r.client
 	c.requests++
 	c.attempts += int64(q.log.Attempts)

@@ -32,6 +32,9 @@ type Summary struct {
 	DurationS float64           `json:"duration_s"`
 	Overall   Overall           `json:"overall"`
 	Upstreams []UpstreamSummary `json:"upstreams"`
+	// Keys is what each client key saw, when the phases send as more than
+	// one (tenants sharing the pool); ordered by name.
+	Keys []KeySummary `json:"keys,omitempty"`
 	// Comparison is the second run of Scenario.Compare; nil without one.
 	Comparison *Comparison `json:"comparison,omitempty"`
 }
@@ -104,6 +107,17 @@ type Percentiles struct {
 	P50 float64 `json:"p50"`
 	P95 float64 `json:"p95"`
 	P99 float64 `json:"p99"`
+}
+
+// KeySummary is one client key's part: its requests, how many succeeded,
+// and how long its dispatched requests waited for their first attempt
+// to be sent (in an upstream's queue, when its slots were full).
+type KeySummary struct {
+	Key         string      `json:"key"`
+	Requests    int64       `json:"requests"`
+	Succeeded   int64       `json:"succeeded"`
+	SuccessRate float64     `json:"success_rate"`
+	QueueWaitMs Percentiles `json:"queue_wait_ms"`
 }
 
 // UpstreamSummary is one upstream's part.
@@ -185,6 +199,11 @@ func (r *run) report(seed uint64) *Report {
 			us.ConfiguredShare = round(float64(u.cfg.Weight)/float64(weights), 4)
 		}
 		s.Upstreams = append(s.Upstreams, us)
+	}
+	for _, name := range sortedNames(rec.byKey) {
+		k := rec.byKey[name]
+		s.Keys = append(s.Keys, KeySummary{Key: name, Requests: k.requests, Succeeded: k.succeeded,
+			SuccessRate: round(ratio(k.succeeded, k.requests), 6), QueueWaitMs: percentiles(k.waits)})
 	}
 	return &Report{Summary: s, sc: r.sc, rec: rec, names: names}
 }
@@ -327,6 +346,13 @@ func (rp *Report) markdown() []byte {
 			fmt.Fprintf(&b, " %s |", pct(*u.CacheHitRate))
 		}
 		fmt.Fprintf(&b, " $%.2f |\n", u.CostUSD)
+	}
+	if len(s.Keys) > 0 {
+		b.WriteString("\n## Keys\n\n| key | requests | succeeded | queue wait p50 / p99 |\n| --- | ---: | ---: | ---: |\n")
+		for _, k := range s.Keys {
+			fmt.Fprintf(&b, "| %s | %d | %d (%s) | %s / %s |\n", k.Key, k.Requests, k.Succeeded, pct(k.SuccessRate),
+				msText(k.QueueWaitMs.P50), msText(k.QueueWaitMs.P99))
+		}
 	}
 	b.WriteString("\n## Traffic\n\n| phase | model | start | duration | rate | burst | streams | sessions |\n")
 	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")

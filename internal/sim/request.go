@@ -27,6 +27,7 @@ type request struct {
 	sharedTok int64
 
 	sent    []sentAt         // when each attempt in flight was sent
+	waited  time.Duration    // from start to its first attempt's sending (queue wait); < 0: never sent
 	firstAt time.Duration    // when the first byte reached the client; < 0: not yet
 	log     store.RequestLog // the gateway's request log of it
 	racing  int              // attempts running on tasks of their own (goTask)
@@ -55,6 +56,9 @@ type sentAt struct {
 
 // dispatched notes that an attempt on upstream up is sent at now.
 func (q *request) dispatched(up int, now time.Duration) {
+	if q.waited < 0 {
+		q.waited = now - q.start
+	}
 	for i := range q.sent {
 		if q.sent[i].up == up {
 			q.sent[i].at = now

@@ -65,6 +65,10 @@ type Phase struct {
 	Burst int `yaml:"burst"`
 	// Model is the client model; default Scenario.Model.
 	Model string `yaml:"model"`
+	// Key is the client key (by name, from the config) the phase's
+	// requests are sent with; default Scenario.Key. Phases with different
+	// keys are tenants sharing the pool: the report adds a table by key.
+	Key string `yaml:"key"`
 	// StreamShare is the share of requests with "stream": true, 0–1.
 	StreamShare float64 `yaml:"stream_share"`
 	// Sessions makes a share of arrivals multi-turn conversations.
@@ -227,6 +231,9 @@ func (s *Scenario) applyDefaults(cfg *config.Config) {
 		}
 		if p.Model == "" {
 			p.Model = s.Model
+		}
+		if p.Key == "" {
+			p.Key = s.Key
 		}
 		if p.Burst == 0 {
 			p.Burst = 1

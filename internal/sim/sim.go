@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -63,9 +64,8 @@ type run struct {
 	cfg    *config.Config
 	sched  *sched
 	srv    *proxy.Server
-	key    *config.Key
-	auth   []string       // the Authorization header the simulated clients send
-	ups    []*upstreamSim // by (priority, name)
+	auth   map[string][]string // the Authorization header the clients send, by key name ("" for the scenario's default)
+	ups    []*upstreamSim      // by (priority, name)
 	byUp   map[string]*upstreamSim
 	family map[string]modelFamily
 	// catalogue is the configuration's pricing.catalogue (nil: none).
@@ -216,20 +216,24 @@ func (r *run) catalog(seed uint64) (*proxy.Catalog, error) {
 			r.family[m] = modelFamily{anthropic: fam == codec.FamilyAnthropic && (!seen || f.anthropic)}
 		}
 	}
+	// The clients send as the keys the scenario and its phases name (with
+	// a secret of the simulator's), or as an unrestricted key.
 	var keys []config.Key
-	secret := "sk-" + simKey
+	r.auth = map[string][]string{}
 	for _, k := range cfg.Keys {
-		if k.Name == r.sc.Key {
-			k.Key, k.KeySHA256, secret = "sk-sim-"+k.Name, "", "sk-sim-"+k.Name
-			kk := k
-			r.key = &kk
+		named := k.Name == r.sc.Key || slices.ContainsFunc(r.sc.Traffic, func(p Phase) bool { return p.Key == k.Name })
+		if named {
+			k.Key, k.KeySHA256 = "sk-sim-"+k.Name, ""
+			r.auth[k.Name] = []string{"Bearer " + k.Key}
 			keys = append(keys, k)
 		}
 	}
-	if r.key == nil {
-		keys = append(keys, config.Key{Name: simKey, Key: secret})
+	if _, ok := r.auth[""]; !ok && r.sc.Key == "" {
+		k := config.DefaultKey()
+		k.Name, k.Key = simKey, "sk-"+simKey
+		r.auth[""] = []string{"Bearer " + k.Key}
+		keys = append(keys, k)
 	}
-	r.auth = []string{"Bearer " + secret}
 	cat, err := proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: ups, Keys: keys, Routes: cfg.Routes, Defaults: cfg.Defaults,
 		Affinity: cfg.Affinity, Seed: seed, Now: r.sched.Now, Clock: r.sched, Transport: transport{r}, Catalogue: r.catalogue,

@@ -128,6 +128,9 @@ func (p *Phase) check(c *checker, path string, limit time.Duration, cfg *config.
 	if p.Burst < 1 {
 		c.add(path+".burst", "must be ≥ 1, got %d", p.Burst)
 	}
+	if p.Key != "" && !slices.ContainsFunc(cfg.Keys, func(k config.Key) bool { return k.Name == p.Key }) {
+		c.add(path+".key", "no client key named %q in the config", p.Key)
+	}
 	c.share(path+".stream_share", p.StreamShare)
 	c.share(path+".sessions.share", p.Sessions.Share)
 	c.counts(path+".sessions.turns", p.Sessions.Turns, 1)
