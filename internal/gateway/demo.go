@@ -138,7 +138,9 @@ func StartDemo(ctx context.Context, opts DemoOptions) (*Demo, error) {
 	cfg.Store.DSN = filepath.Join(dir, "switchyard.db")
 	cfg.Health.Interval = 0 // the mocks are in-process; nothing to probe
 	cfg.Defaults.MaxWait = demoMaxWait
-	cfg.Keys = []config.Key{{Name: "demo", Key: DemoKey, SpendLimit: config.SpendLimit{Period: "month"}}}
+	demo := config.DefaultKey()
+	demo.Name, demo.Key = "demo", DemoKey
+	cfg.Keys = []config.Key{demo}
 	d.setAdminToken(&cfg, opts)
 	// up is an upstream at a mock, on the base_url its provider needs there
 	// (the mocks answer only the real services' paths).
