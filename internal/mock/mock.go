@@ -142,6 +142,11 @@ type Options struct {
 	// the APIKey as Bearer when either these or APIKey are set, and
 	// accepted with any credentials when none is.
 	AWSAccessKeyID, AWSSecretAccessKey string
+	// AWSSessionToken, when set with them, makes them temporary
+	// credentials: a signed request must carry it as X-Amz-Security-Token,
+	// among its signed headers, as AWS requires of temporary credentials
+	// (403 UnrecognizedClientException without it or with another).
+	AWSSessionToken string
 	// ServiceAccount is the service account whose JWT assertions the
 	// OAuth2 token endpoint (POST /token) exchanges for access tokens, the
 	// only credentials Vertex paths accept; nil refuses every assertion.
@@ -198,7 +203,7 @@ func New(opts Options) *Server {
 		seed:     opts.Seed,
 		models:   append([]string(nil), opts.Models...),
 		apiKey:   opts.APIKey,
-		aws:      newAWSCredentials(opts.AWSAccessKeyID, opts.AWSSecretAccessKey),
+		aws:      newAWSCredentials(opts.AWSAccessKeyID, opts.AWSSecretAccessKey, opts.AWSSessionToken),
 		behavior: opts.Behavior,
 		rng:      rand.New(rand.NewPCG(uint64(opts.Seed), 0x5eed_e770)),
 		stats:    newStats(),

@@ -8,13 +8,18 @@ type BedrockSettings struct {
 	Region string `yaml:"region" json:"region"`
 	// AccessKeyID and SecretAccessKey sign requests with SigV4; both or
 	// neither. Without them the upstream's api_key is sent as a Bedrock
-	// API key (Authorization: Bearer). SecretAccessKey is a secret: never
+	// API key (Authorization: Bearer); without either the requests are
+	// signed with the AWS default credential chain's credentials. SecretAccessKey is a secret: never
 	// logged or returned.
 	AccessKeyID     string `yaml:"access_key_id" json:"access_key_id,omitempty"`
 	SecretAccessKey string `yaml:"secret_access_key" json:"secret_access_key,omitempty"`
 	// SessionToken is the temporary credentials' token, when they are; a
 	// secret.
 	SessionToken string `yaml:"session_token" json:"session_token,omitempty"`
+	// Profile is the profile of the shared config and credentials files
+	// the AWS default credential chain reads, used only when neither the
+	// keys nor api_key are set; "" is AWS_PROFILE, else "default".
+	Profile string `yaml:"profile" json:"profile,omitempty"`
 }
 
 // VertexSettings are a Google Vertex AI upstream's settings (the config's
