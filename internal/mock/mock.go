@@ -151,8 +151,12 @@ type Options struct {
 	// OAuth2 token endpoint (POST /token) exchanges for access tokens, the
 	// only credentials Vertex paths accept; nil refuses every assertion.
 	ServiceAccount *ServiceAccount
+	// Entra, when set, is the Entra ID application whose access tokens
+	// (POST /{tenant}/oauth2/v2.0/token) Azure OpenAI paths accept as
+	// Authorization: Bearer, besides APIKey in api-key.
+	Entra *EntraApp
 	// TokenLifetime is the lifetime (expires_in) of the access tokens
-	// issued; default DefaultTokenLifetime (1 h). SetTokenLifetime
+	// issued (Google's and Entra's); default DefaultTokenLifetime (1 h). SetTokenLifetime
 	// changes it at run time.
 	TokenLifetime time.Duration
 	// Now is the token endpoint's clock: access tokens expire, and
@@ -176,12 +180,15 @@ type Server struct {
 	rngMu sync.Mutex // guards rng
 	rng   *rand.Rand // ErrorRate draws
 
-	seq     atomic.Uint64                // response and tool call ids
-	idTag   string                       // in every id, unique to this mock (newIDTag)
-	stored  *lru.Cache[string, struct{}] // the response ids issued (stored.go)
-	stats   *stats
-	tokens  *tokens // Vertex's OAuth2 access tokens
-	limiter limiter
+	seq    atomic.Uint64                // response and tool call ids
+	idTag  string                       // in every id, unique to this mock (newIDTag)
+	stored *lru.Cache[string, struct{}] // the response ids issued (stored.go)
+	stats  *stats
+	tokens *tokens // Vertex's OAuth2 access tokens, from POST /token or the metadata server
+	// entra are the Entra ID tokens issued for entraApp (nil: none).
+	entra    *tokens
+	entraApp *EntraApp
+	limiter  limiter
 	// prefixes are the Anthropic cache_control prefixes seen, so that the
 	// first request of one writes the cache and later ones read it.
 	prefixes *lru.Cache[uint64, struct{}]
@@ -226,6 +233,11 @@ func New(opts Options) *Server {
 		now = s.clock.Now
 	}
 	s.tokens = newTokens(now, opts.ServiceAccount, opts.TokenLifetime)
+	s.entra = newTokens(now, nil, opts.TokenLifetime)
+	if opts.Entra != nil {
+		app := *opts.Entra
+		s.entraApp = &app
+	}
 	if len(s.models) == 0 {
 		s.models = append([]string(nil), DefaultModels...)
 	}
@@ -328,6 +340,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(HeaderUpstream, s.name)
 	if r.URL.Path == tokenPath {
 		s.serveToken(w, r)
+		return
+	}
+	if isPlatformTokenPath(r.URL.Path) {
+		s.servePlatformToken(w, r)
 		return
 	}
 	if isControlPath(r.URL.Path) {

@@ -31,7 +31,9 @@ type VertexSettings struct {
 	// Location is the region (us-east5, europe-west1, global, …). Required.
 	Location string `yaml:"location" json:"location"`
 	// CredentialsFile is the path of a service-account JSON key; or
-	// CredentialsJSON holds the key itself (a secret). Exactly one.
+	// CredentialsJSON holds the key itself (a secret). At most one; with
+	// neither, Google's Application Default Credentials apply
+	// (GOOGLE_APPLICATION_CREDENTIALS, gcloud's file, the metadata server).
 	CredentialsFile string `yaml:"credentials_file" json:"credentials_file,omitempty"`
 	CredentialsJSON string `yaml:"credentials_json" json:"credentials_json,omitempty"`
 }
