@@ -148,3 +148,6 @@ func (c *call) authenticateEntra() (settled, passed bool) {
 	c.fail(e)
 	return true, false
 }
+
+// EntraTokensIssued is the number of Entra ID tokens the mock has issued.
+func (s *Server) EntraTokensIssued() int64 { return s.entra.issued.Load() }

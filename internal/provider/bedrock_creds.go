@@ -66,10 +66,19 @@ func awsDefaultCredentials(b BedrockSettings, rt http.RoundTripper) aws.Credenti
 	return cfg.Credentials
 }
 
-// AWSCredentialSource says which source of the AWS default chain b will
-// use, as far as the environment tells without fetching anything and
-// without a secret: check-config prints it.
-func AWSCredentialSource(b BedrockSettings) string {
+var _ CredentialSourcer = Bedrock{}
+
+// CredentialSource says which credentials u signs with: its keys, its
+// Bedrock API key, or the source of the AWS default chain the
+// environment points at (the chain's order).
+func (Bedrock) CredentialSource(u Upstream) string {
+	if u.Bedrock == nil {
+		return ""
+	}
+	b := *u.Bedrock
+	if b.AccessKeyID == "" && u.APIKey != "" {
+		return "Bedrock API key (api_key) as Authorization: Bearer"
+	}
 	env := func(k string) bool { return os.Getenv(k) != "" }
 	profile := b.Profile
 	if profile == "" {

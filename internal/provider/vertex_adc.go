@@ -30,10 +30,16 @@ func newADCTokenSource(rt http.RoundTripper) *tokenSource {
 	return &tokenSource{src: oauth2.ReuseTokenSourceWithExpiry(nil, creds.TokenSource, tokenRefreshEarly), what: "Application Default Credentials"}
 }
 
-// GoogleCredentialSource says where v's tokens come from, as far as the
-// environment tells without fetching anything and without a secret:
-// check-config prints it.
-func GoogleCredentialSource(v VertexSettings) string {
+var _ CredentialSourcer = Vertex{}
+
+// CredentialSource says where u's tokens come from: its service-account
+// key, or the source of the Application Default Credentials the
+// environment points at.
+func (Vertex) CredentialSource(u Upstream) string {
+	if u.Vertex == nil {
+		return ""
+	}
+	v := *u.Vertex
 	switch {
 	case v.CredentialsFile != "":
 		return "service account of vertex.credentials_file " + v.CredentialsFile
