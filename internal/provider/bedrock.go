@@ -129,7 +129,7 @@ func (p Bedrock) New(u Upstream) Endpoint {
 		case b.AccessKeyID != "":
 			e.creds = &staticAWSCredentials{AccessKeyID: b.AccessKeyID, SecretAccessKey: b.SecretAccessKey, SessionToken: b.SessionToken, Source: "switchyard config"}
 		case u.APIKey == "":
-			e.creds = awsDefaultCredentials(*b, u.Transport)
+			e.creds = awsDefaultCredentials(*b)
 		}
 	}
 	if e.creds == nil {

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -42,19 +41,17 @@ var (
 // container credentials (AWS_CONTAINER_CREDENTIALS_*) and EC2 instance
 // metadata. The SDK's aws.CredentialsCache keeps them and fetches new
 // ones tokenRefreshEarly before they expire, one fetch at a time. The
-// chain's own requests go over rt (nil: the SDK's client). Loading reads
-// the environment and the files only; nothing is fetched until the first
-// request.
-func awsDefaultCredentials(b BedrockSettings, rt http.RoundTripper) aws.CredentialsProvider {
+// chain's own requests (STS, ECS, IMDS) go over the SDK's HTTP client,
+// which honours AWS_CA_BUNDLE, not the upstream transport: they are the
+// platform's, not the upstream's. Loading reads the environment and the
+// files only; nothing is fetched until the first request.
+func awsDefaultCredentials(b BedrockSettings) aws.CredentialsProvider {
 	opts := []func(*awsconfig.LoadOptions) error{
 		awsconfig.WithRegion(b.Region),
 		awsconfig.WithCredentialsCacheOptions(func(o *aws.CredentialsCacheOptions) { o.ExpiryWindow = tokenRefreshEarly }),
 	}
 	if b.Profile != "" {
 		opts = append(opts, awsconfig.WithSharedConfigProfile(b.Profile))
-	}
-	if rt != nil {
-		opts = append(opts, awsconfig.WithHTTPClient(&http.Client{Transport: rt, Timeout: tokenExchangeTimeout}))
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(context.Background(), opts...)
 	switch {

@@ -63,7 +63,7 @@ type Upstream struct {
 	// upstreams (mocks on the same clock) expect.
 	Clock func() time.Time
 	// Transport carries the adapter's own exchanges besides the upstream
-	// request (the token requests of Vertex, Entra ID and the AWS chain); nil is http.DefaultTransport. The
+	// request (the token requests of Vertex and Entra ID); nil is http.DefaultTransport. The
 	// gateway passes its upstream transport, so that a simulation's
 	// virtual upstreams answer those too.
 	Transport http.RoundTripper
