@@ -67,7 +67,7 @@ var _ CredentialSourcer = Bedrock{}
 
 // CredentialSource says which credentials u signs with: its keys, its
 // Bedrock API key, or the source of the AWS default chain the
-// environment points at (the chain's order).
+// environment points at.
 func (Bedrock) CredentialSource(u Upstream) string {
 	if u.Bedrock == nil {
 		return ""
@@ -81,17 +81,22 @@ func (Bedrock) CredentialSource(u Upstream) string {
 	if profile == "" {
 		profile = os.Getenv("AWS_PROFILE")
 	}
+	// The SDK's order (config.resolveCredentialChain): a profile named
+	// explicitly, the environment's keys, a web identity token file, then
+	// the default profile, whose absence of credentials falls through to
+	// the container's and then the instance's.
+	const fallback = "the default profile of the shared files if it has credentials, else "
 	switch {
 	case b.AccessKeyID != "":
 		return "SigV4 with bedrock.access_key_id " + b.AccessKeyID
-	case env("AWS_ACCESS_KEY_ID") && b.Profile == "":
-		return "AWS default chain: the environment's AWS_ACCESS_KEY_ID"
 	case profile != "":
 		return "AWS default chain: profile " + profile + " of the shared config and credentials files"
+	case env("AWS_ACCESS_KEY_ID"):
+		return "AWS default chain: the environment's AWS_ACCESS_KEY_ID"
 	case env("AWS_WEB_IDENTITY_TOKEN_FILE"):
 		return "AWS default chain: web identity token file (AWS_WEB_IDENTITY_TOKEN_FILE, role AWS_ROLE_ARN) exchanged with STS"
 	case env("AWS_CONTAINER_CREDENTIALS_FULL_URI") || env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"):
-		return "AWS default chain: ECS container credentials"
+		return "AWS default chain: " + fallback + "ECS container credentials"
 	}
-	return "AWS default chain: the default profile of the shared files if it has credentials, else EC2 instance metadata"
+	return "AWS default chain: " + fallback + "EC2 instance metadata"
 }

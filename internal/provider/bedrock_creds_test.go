@@ -253,3 +253,40 @@ func TestBedrockDefaultChainFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestBedrockCredentialSource: check-config's description follows the
+// SDK's order of sources and names no secret.
+func TestBedrockCredentialSource(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		u    Upstream
+		want string
+	}{
+		{"keys", nil, Upstream{Bedrock: &BedrockSettings{Region: "r", AccessKeyID: "AKID", SecretAccessKey: "s3cret"}}, "SigV4 with bedrock.access_key_id AKID"},
+		{"an API key", nil, Upstream{APIKey: "k", Bedrock: &BedrockSettings{Region: "r"}}, "Bedrock API key (api_key) as Authorization: Bearer"},
+		{"a named profile before the environment's keys", map[string]string{"AWS_ACCESS_KEY_ID": "AKIDENV"},
+			Upstream{Bedrock: &BedrockSettings{Region: "r", Profile: "p"}}, "AWS default chain: profile p of the shared config and credentials files"},
+		{"AWS_PROFILE", map[string]string{"AWS_PROFILE": "q"}, Upstream{Bedrock: &BedrockSettings{Region: "r"}},
+			"AWS default chain: profile q of the shared config and credentials files"},
+		{"the environment's keys before web identity", map[string]string{"AWS_ACCESS_KEY_ID": "AKIDENV", "AWS_WEB_IDENTITY_TOKEN_FILE": "/t"},
+			Upstream{Bedrock: &BedrockSettings{Region: "r"}}, "AWS default chain: the environment's AWS_ACCESS_KEY_ID"},
+		{"web identity", map[string]string{"AWS_WEB_IDENTITY_TOKEN_FILE": "/t"}, Upstream{Bedrock: &BedrockSettings{Region: "r"}},
+			"AWS default chain: web identity token file (AWS_WEB_IDENTITY_TOKEN_FILE, role AWS_ROLE_ARN) exchanged with STS"},
+		{"ECS", map[string]string{"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/credentials/x"}, Upstream{Bedrock: &BedrockSettings{Region: "r"}},
+			"AWS default chain: the default profile of the shared files if it has credentials, else ECS container credentials"},
+		{"nothing", nil, Upstream{Bedrock: &BedrockSettings{Region: "r"}},
+			"AWS default chain: the default profile of the shared files if it has credentials, else EC2 instance metadata"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			isolateAWS(t)
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			if got := (Bedrock{}).CredentialSource(tt.u); got != tt.want {
+				t.Errorf("CredentialSource = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
