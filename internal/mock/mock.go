@@ -26,6 +26,7 @@
 //	POST /v1/projects/{p}/locations/{l}/publishers/anthropic/models/count-tokens:rawPredict {"input_tokens"}
 //	GET  /v1/publishers/{google|anthropic}/models/{m}   the PublisherModel
 //	POST /token                 the OAuth2 JWT bearer grant of Options.ServiceAccount
+//	GET  /computeMetadata/v1/…  the GCE metadata server's token; POST /{tenant}/oauth2/v2.0/token, Entra ID's (platform_tokens.go)
 //	POST /model/{modelId}/converse         a ConverseResponse (Bedrock)
 //	POST /model/{modelId}/converse-stream  ConverseStream's AWS event-stream frames
 //
