@@ -66,7 +66,8 @@ func askServedBy(t *testing.T, e *env, model string) string {
 // TestPlatformCredentialsEndToEnd: a Bedrock upstream with only a region
 // signs with the environment's keys and with a named profile of a shared
 // credentials file; a Vertex upstream with only project and location gets
-// its token through GOOGLE_APPLICATION_CREDENTIALS; an Azure OpenAI
+// its token through GOOGLE_APPLICATION_CREDENTIALS and from the metadata
+// server; an Azure OpenAI
 // upstream with auth entra sends an Entra ID token. Each mock accepts only
 // those credentials.
 func TestPlatformCredentialsEndToEnd(t *testing.T) {
@@ -98,6 +99,13 @@ func TestPlatformCredentialsEndToEnd(t *testing.T) {
 			}
 			t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", key)
 			u := vertexUpstream("vertex-adc", url, 0)
+			u.Vertex.CredentialsJSON = ""
+			return u
+		}},
+		{"vertex through the metadata server", vertexGemini, func(t *testing.T, _ string) config.Upstream {
+			_, url := startVertexMock(t, "vertex-metadata", mock.Options{})
+			t.Setenv("GCE_METADATA_HOST", strings.TrimPrefix(url, "http://"))
+			u := vertexUpstream("vertex-metadata", url, 0)
 			u.Vertex.CredentialsJSON = ""
 			return u
 		}},

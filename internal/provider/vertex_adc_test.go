@@ -89,21 +89,44 @@ func TestVertexApplicationDefaultCredentials(t *testing.T) {
 	}
 }
 
-// TestVertexMetadataTokenRefresh: a metadata token with less than five
-// minutes left is replaced before it is used again.
-func TestVertexMetadataTokenRefresh(t *testing.T) {
-	isolateGoogle(t)
-	m, srv, u := vertexMock(t, mock.Options{TokenLifetime: 4 * time.Minute})
-	t.Setenv("GCE_METADATA_HOST", strings.TrimPrefix(srv.URL, "http://"))
-	u.Vertex.CredentialsJSON = ""
-	ep := Vertex{}.New(u)
-	for range 3 {
-		if status, err := geminiStatus(t, ep); err != nil || status != 200 {
-			t.Fatalf("status %d, error %v", status, err)
-		}
+// TestVertexApplicationDefaultCredentialsRefresh: a token with less than
+// five minutes left is replaced before it is used again, one with six
+// kept, from the metadata server and from a GOOGLE_APPLICATION_CREDENTIALS
+// key alike.
+func TestVertexApplicationDefaultCredentialsRefresh(t *testing.T) {
+	sources := []struct {
+		name  string
+		setup func(t *testing.T, home, mockURL string)
+	}{
+		{"the metadata server", func(t *testing.T, _, mockURL string) {
+			t.Setenv("GCE_METADATA_HOST", strings.TrimPrefix(mockURL, "http://"))
+		}},
+		{"GOOGLE_APPLICATION_CREDENTIALS", func(t *testing.T, home, mockURL string) {
+			t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", writeFile(t, home, "key.json", string(testAccount().JSON("p1", mock.TokenURI(mockURL)))))
+		}},
 	}
-	if got := m.Stats().TokensIssued; got != 3 {
-		t.Errorf("%d tokens issued for 3 requests, want 3 (each due within five minutes)", got)
+	for _, src := range sources {
+		name, setup := src.name, src.setup
+		for _, tt := range []struct {
+			lifetime time.Duration
+			want     int64
+		}{{4 * time.Minute, 3}, {6 * time.Minute, 1}} {
+			t.Run(name+"/"+tt.lifetime.String(), func(t *testing.T) {
+				home := isolateGoogle(t)
+				m, srv, u := vertexMock(t, mock.Options{TokenLifetime: tt.lifetime})
+				setup(t, home, srv.URL)
+				u.Vertex.CredentialsJSON = ""
+				ep := Vertex{}.New(u)
+				for range 3 {
+					if status, err := geminiStatus(t, ep); err != nil || status != 200 {
+						t.Fatalf("status %d, error %v", status, err)
+					}
+				}
+				if got := m.Stats().TokensIssued; got != tt.want {
+					t.Errorf("%d tokens issued for 3 requests, want %d", got, tt.want)
+				}
+			})
+		}
 	}
 }
 
