@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"switchyard/internal/config"
+	"switchyard/internal/pricing"
 	"switchyard/internal/provider"
 )
 
@@ -34,8 +35,17 @@ func newCheckConfigCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			cat, err := pricing.LoadCatalogue(cfg.Pricing.Catalogue, configDir(args[0]))
+			if err != nil {
+				fmt.Fprintln(out, "pricing.catalogue:", err)
+				fmt.Fprintln(cmd.ErrOrStderr())
+				return fmt.Errorf("%s: %w (%s)", args[0], errInvalidConfig, count(1, "error"))
+			}
 			for _, w := range cfg.Warnings {
 				fmt.Fprintln(out, "warning:", w.Error())
+			}
+			for _, w := range unpricedWarnings(pricing.Table(cfg.Upstreams, cat)) {
+				fmt.Fprintln(out, "warning:", w)
 			}
 			printCredentialSources(out, cfg)
 			fmt.Fprintf(out, "%s: ok (%s, %s, %s)\n", args[0], count(len(cfg.Upstreams), "upstream"),

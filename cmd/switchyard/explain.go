@@ -16,6 +16,7 @@ import (
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
+	"switchyard/internal/pricing"
 	"switchyard/internal/proxy"
 	"switchyard/internal/state"
 )
@@ -27,10 +28,11 @@ func newExplainCmd() *cobra.Command {
 		asJSON  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "explain --config FILE --model M [--session S] [--stream] [--key NAME] [--json]",
+		Use:   "explain --config FILE --model M [--session S] [--stream] [--key NAME] [--input-tokens N] [--max-tokens N] [--provider JSON] [--json]",
 		Short: "Show the routing decision a request would get, without sending it",
 		Long: "Compute a dry-run routing decision from the configuration file: the tiers, the filter\n" +
-			"that dropped each candidate and why, each strategy score component and the final order.\n" +
+			"that dropped each candidate and why, each strategy score component and the final order;\n" +
+			"with lowest-cost (or --provider '{\"sort\":\"price\"}') each candidate's estimated cost.\n" +
 			"Live state (breakers, in-flight counts, latencies) starts empty, as after a restart.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -38,7 +40,11 @@ func newExplainCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("loading %s:\n%w", cfgPath, err)
 			}
-			return explain(cmd.Context(), cmd.OutOrStdout(), cfg, req, asJSON)
+			cat, err := pricing.LoadCatalogue(cfg.Pricing.Catalogue, configDir(cfgPath))
+			if err != nil {
+				return fmt.Errorf("loading pricing.catalogue: %w", err)
+			}
+			return explain(cmd.Context(), cmd.OutOrStdout(), cfg, cat, req, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -47,16 +53,20 @@ func newExplainCmd() *cobra.Command {
 	f.StringVar(&req.Session, "session", "", "session id")
 	f.BoolVar(&req.Stream, "stream", false, "plan for a streaming request")
 	f.StringVar(&req.Key, "key", "", "only what this client key (by name) may use")
+	f.Int64Var(&req.InputTokens, "input-tokens", 1000, "the request's estimated prompt tokens, for cost estimates")
+	f.Int64Var(&req.MaxTokens, "max-tokens", 0, "the request's max_tokens (0: not given), for cost estimates")
+	f.StringVar(&req.Provider, "provider", "", `routing preferences as JSON, as in a request's "provider" field`)
 	f.BoolVar(&asJSON, "json", false, "print the decision as JSON")
 	_ = cmd.MarkFlagRequired("config")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
 }
 
-func explain(ctx context.Context, out io.Writer, cfg *config.Config, req proxy.ExplainRequest, asJSON bool) error {
+func explain(ctx context.Context, out io.Writer, cfg *config.Config, prices *pricing.Catalogue, req proxy.ExplainRequest, asJSON bool) error {
 	clk := clock.Real{}
 	cat, err := proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: cfg.Upstreams, Keys: cfg.Keys, Routes: cfg.Routes, Defaults: cfg.Defaults, Seed: 1, Now: clk.Now,
+		Catalogue: prices,
 	})
 	if err != nil {
 		return err
@@ -120,14 +130,23 @@ func (v decisionView) render(out io.Writer) error {
 	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIER\tUPSTREAM\tWEIGHT\tRANK\tFILTER\tREASON\tSCORES")
+	costs := v.hasCosts()
+	head := "TIER\tUPSTREAM\tWEIGHT\tRANK\tFILTER\tREASON\t"
+	if costs {
+		head += "EST. COST\t"
+	}
+	fmt.Fprintln(tw, head+"SCORES")
 	for _, t := range v.Tiers {
 		for _, c := range t.Candidates {
 			rank := "-"
 			if c.Rank > 0 {
 				rank = strconv.Itoa(c.Rank)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Priority, c.Name, c.Weight, rank, dash(c.Filter), dash(c.Reason), scoreText(c.Scores))
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t", t.Priority, c.Name, c.Weight, rank, dash(c.Filter), dash(c.Reason))
+			if costs {
+				fmt.Fprintf(tw, "%s\t", costText(c.Scores))
+			}
+			fmt.Fprintf(tw, "%s\n", scoreText(c.Scores))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -135,6 +154,34 @@ func (v decisionView) render(out io.Writer) error {
 	}
 	_, err := fmt.Fprintf(out, "\nplanned in %s\n", time.Duration(v.ElapsedNs))
 	return err
+}
+
+// hasCosts reports whether the strategy estimated costs (lowest-cost, or a
+// price sort), so the table shows them in a column of their own.
+func (v decisionView) hasCosts() bool {
+	for _, t := range v.Tiers {
+		for _, c := range t.Candidates {
+			if _, ok := c.Scores["estimated_cost_usd"]; ok {
+				return true
+			}
+			if _, ok := c.Scores["unpriced"]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// costText is a candidate's estimated cost in USD, "unpriced", or "-" when
+// it was not estimated (filtered out).
+func costText(scores map[string]float64) string {
+	if usd, ok := scores["estimated_cost_usd"]; ok {
+		return "$" + strconv.FormatFloat(usd, 'f', 6, 64)
+	}
+	if scores["unpriced"] == 1 {
+		return "unpriced"
+	}
+	return "-"
 }
 
 // scoreText renders score components as sorted name=value pairs.

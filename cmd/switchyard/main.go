@@ -31,6 +31,7 @@ func newRootCmd() *cobra.Command {
 		newCheckConfigCmd(),
 		newExplainCmd(),
 		newMockCmd(),
+		newPricesCmd(),
 		newSimulateCmd(),
 		newVersionCmd(),
 	)

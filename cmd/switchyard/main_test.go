@@ -169,6 +169,37 @@ func TestExplain(t *testing.T) {
 			}
 		})
 	}
+	// lowest-cost: 1000 input, 100 output → cheap 0.0005 + 0.0002, dear 0.005 + 0.0015.
+	prices := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"lowest-cost estimates", []string{"--max-tokens", "100"}, []string{
+			"strategy lowest-cost", "order: cheap → dear → unknown", "EST. COST",
+			"cheap     1       1     -       -       $0.000700", "dear      1       2     -       -       $0.006500", "unknown   1       3     -       -       unpriced",
+		}},
+		{"preferences", []string{"--provider", `{"ignore":["cheap"],"max_price":{"prompt":6}}`}, []string{
+			"order: dear  (chosen: dear)", "cheap     1       -     preferences  preferences: ignored", "unknown   1       -     preferences  preferences: over max_price",
+		}},
+	}
+	for _, tc := range prices {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := run(t, append([]string{"explain", "--config", "testdata/prices.yaml", "--model", "gpt-4o"}, tc.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	if _, err := run(t, "explain", "--config", "testdata/prices.yaml", "--model", "gpt-4o", "--provider", `{"sort":"x"}`); err == nil ||
+		!strings.Contains(err.Error(), "provider.sort") {
+		t.Errorf("bad --provider: err %v, want one naming provider.sort", err)
+	}
 	out, err := run(t, "explain", "--config", "testdata/valid.yaml", "--model", "claude-3-5-haiku", "--json")
 	if err != nil {
 		t.Fatal(err)

@@ -102,7 +102,7 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, a
 		go runMemoryGovernor(govCtx, clock.Real{}, logger, limit)
 		logger.Debug("soft memory limit", "mib", cfg.MemoryLimitMB)
 	}
-	g, err := gateway.New(ctx, cfg, gateway.Options{Logger: logger, Version: version})
+	g, err := gateway.New(ctx, cfg, gateway.Options{Logger: logger, Version: version, ConfigDir: configDir(cfgPath)})
 	if err != nil {
 		return err
 	}

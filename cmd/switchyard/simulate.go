@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"switchyard/internal/config"
+	"switchyard/internal/pricing"
 	"switchyard/internal/sim"
 )
 
@@ -30,6 +31,7 @@ func newSimulateCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("loading %s:\n%w", cfgPath, err)
 			}
+			cfg.Pricing.Catalogue = pricing.ResolveCatalogue(cfg.Pricing.Catalogue, configDir(cfgPath))
 			sc, err := sim.LoadScenario(scenarioPath, cfg)
 			if err != nil {
 				return fmt.Errorf("loading scenario %s:\n%w", scenarioPath, err)

@@ -66,6 +66,11 @@ type ExplainQuery struct {
 	// Key, when set, is the client key's name: candidates are restricted to
 	// what it may use.
 	Key string
+	// InputTokens and MaxTokens (query input_tokens, max_tokens) size the
+	// request for lowest-cost's estimates; Provider (query provider) is
+	// routing preferences as JSON (docs/routing.md#per-request-preferences).
+	InputTokens, MaxTokens int64
+	Provider               string
 }
 
 // StateQuery is GET /state's query.

@@ -590,30 +590,54 @@ func TestLiveEndpoints(t *testing.T) {
 			check: func(t *testing.T, _ *fakeBackend, b []byte) {
 				wantUsage(t, b, []admin.UsageRow{
 					{Name: "(none)", Requests: 1, Errors: 1},
-					{Name: "a", Requests: 2, InputTokens: 30, OutputTokens: 48, USD: (30*2.5 + 48*10) / 1e6, Errors: 1},
-					{Name: "b", Requests: 1, InputTokens: 5, OutputTokens: 5},
+					{Name: "a", Requests: 2, InputTokens: 30, OutputTokens: 48, CacheReadTokens: 4, CacheWriteTokens: 2, USD: usdA1 + usdA2, Errors: 1},
+					{Name: "b", Requests: 1, InputTokens: 5, OutputTokens: 5, Unpriced: 1},
 				})
 			}},
 		{name: "usage since a duration by key", method: "GET", path: "/admin/api/usage?since=90m&by=key", status: 200,
 			check: func(t *testing.T, _ *fakeBackend, b []byte) {
 				wantUsage(t, b, []admin.UsageRow{
 					{Name: "(none)", Requests: 1, Errors: 1},
-					{Name: "team", Requests: 1, InputTokens: 10, OutputTokens: 16, USD: (10*2.5 + 16*10) / 1e6},
+					{Name: "team", Requests: 1, InputTokens: 10, OutputTokens: 16, CacheReadTokens: 4, CacheWriteTokens: 2, USD: usdA1},
 				})
 			}},
 		{name: "usage since a time by key", method: "GET", path: "/admin/api/usage?since=2025-05-01T00:00:00Z&by=key", status: 200,
 			check: func(t *testing.T, _ *fakeBackend, b []byte) {
 				wantUsage(t, b, []admin.UsageRow{
 					{Name: "(none)", Requests: 1, Errors: 1},
-					{Name: "team", Requests: 4, InputTokens: 42, OutputTokens: 54, USD: (30*2.5 + 48*10) / 1e6, Errors: 1},
+					{Name: "team", Requests: 4, InputTokens: 42, OutputTokens: 54, CacheReadTokens: 4, CacheWriteTokens: 2, USD: usdA1 + usdA2, Unpriced: 2, Errors: 1},
+				})
+			}},
+		{name: "usage by day", method: "GET", path: "/admin/api/usage?since=2025-05-01T00:00:00Z&by=day", status: 200,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) {
+				wantUsage(t, b, []admin.UsageRow{
+					{Name: fakeNow.Add(-30 * time.Hour).UTC().Format(time.DateOnly), Requests: 1, InputTokens: 7, OutputTokens: 1, Unpriced: 1},
+					{Name: fakeNow.UTC().Format(time.DateOnly), Requests: 4, InputTokens: 35, OutputTokens: 53, CacheReadTokens: 4, CacheWriteTokens: 2,
+						USD: usdA1 + usdA2, Unpriced: 1, Errors: 2},
 				})
 			}},
 		{name: "usage since a time after every log", method: "GET", path: "/admin/api/usage?since=2025-06-02T00:00:00Z", status: 200,
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantUsage(t, b, []admin.UsageRow{}) }},
 		{name: "usage bad since", method: "GET", path: "/admin/api/usage?since=yesterday", status: 400,
 			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "since", "RFC 3339") }},
-		{name: "usage bad by", method: "GET", path: "/admin/api/usage?by=model", status: 400,
-			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "by", "upstream or key") }},
+		{name: "usage by model", method: "GET", path: "/admin/api/usage?by=model", status: 200,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) {
+				wantUsage(t, b, []admin.UsageRow{
+					{Name: "(none)", Requests: 1, Errors: 1},
+					{Name: "gpt-4o", Requests: 2, InputTokens: 15, OutputTokens: 21, CacheReadTokens: 4, CacheWriteTokens: 2, USD: usdA1, Unpriced: 1},
+					{Name: "gpt-4o-mini", Requests: 1, InputTokens: 20, OutputTokens: 32, USD: usdA2, Errors: 1},
+				})
+			}},
+		{name: "usage by model since a time", method: "GET", path: "/admin/api/usage?since=2025-05-01T00:00:00Z&by=model", status: 200,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) {
+				wantUsage(t, b, []admin.UsageRow{
+					{Name: "(none)", Requests: 1, Errors: 1},
+					{Name: "gpt-4o", Requests: 3, InputTokens: 22, OutputTokens: 22, CacheReadTokens: 4, CacheWriteTokens: 2, USD: usdA1, Unpriced: 2},
+					{Name: "gpt-4o-mini", Requests: 1, InputTokens: 20, OutputTokens: 32, USD: usdA2, Errors: 1},
+				})
+			}},
+		{name: "usage bad by", method: "GET", path: "/admin/api/usage?by=route", status: 400,
+			check: func(t *testing.T, _ *fakeBackend, b []byte) { wantField(t, b, "by", "upstream, key, model or day") }},
 		{name: "unknown endpoint", method: "GET", path: "/admin/api/nope", status: 404},
 	})
 }
@@ -649,6 +673,7 @@ func TestDashboard(t *testing.T) {
 		{"/admin/app.js", "javascript", "sessionStorage"},
 		{"/admin/request.js", "javascript", "requests/"},
 		{"/admin/routes.js", "javascript", "?history="},
+		{"/admin/spend.js", "javascript", "usage?since="},
 		{"/admin/style.css", "text/css", "font-family"},
 		{"/admin/favicon.svg", "image/svg+xml", "<svg"},
 		{"/admin/favicon.ico", "image/svg+xml", "<svg"},

@@ -84,18 +84,25 @@ func newFakeBackend(t testing.TB) *fakeBackend {
 	return f
 }
 
+// The costs the fake's request logs of upstream "a" recorded when they
+// were served: not what "a"'s price gives today.
+const usdA1, usdA2 = 0.25, 0.5
+
 // usageLogs are the fake's request logs: by upstream, "a" has 2 requests
-// (30 input and 48 output tokens, 1 error) in the last 24 hours, "b" 1 at
-// 100 minutes ago and 1 more 30 hours ago, and 1 request no upstream
-// served (nor key made) an hour ago.
+// (30 input and 48 output tokens, 1 error; one for gpt-4o, one for
+// gpt-4o-mini) in the last 24 hours, "b" 1 at 100 minutes ago and 1 more
+// 30 hours ago (both gpt-4o), and 1 request no upstream served (nor key
+// made, naming no model) an hour ago.
 func usageLogs() []store.RequestLog {
 	ago := func(d time.Duration) time.Time { return fakeNow.Add(-d) }
 	return []store.RequestLog{
-		{ID: "1", Time: ago(time.Hour), Key: "team", Upstream: "a", Status: 200, InputTokens: 10, OutputTokens: 16},
-		{ID: "2", Time: ago(2 * time.Hour), Key: "team", Upstream: "a", Status: 502, InputTokens: 20, OutputTokens: 32, ErrorClass: "server_error"},
+		{ID: "1", Time: ago(time.Hour), Key: "team", Model: "gpt-4o", Upstream: "a", Status: 200, InputTokens: 10, OutputTokens: 16,
+			CacheReadTokens: 4, CacheWriteTokens: 2, CostUSD: usdA1},
+		{ID: "2", Time: ago(2 * time.Hour), Key: "team", Model: "gpt-4o-mini", Upstream: "a", Status: 502, InputTokens: 20, OutputTokens: 32, ErrorClass: "server_error",
+			CostUSD: usdA2},
 		{ID: "3", Time: ago(time.Hour), Status: 401, ErrorClass: "unauthorized"},
-		{ID: "4", Time: ago(100 * time.Minute), Key: "team", Upstream: "b", Status: 200, InputTokens: 5, OutputTokens: 5},
-		{ID: "5", Time: ago(30 * time.Hour), Key: "team", Upstream: "b", Status: 200, InputTokens: 7, OutputTokens: 1},
+		{ID: "4", Time: ago(100 * time.Minute), Key: "team", Model: "gpt-4o", Upstream: "b", Status: 200, InputTokens: 5, OutputTokens: 5, Unpriced: true},
+		{ID: "5", Time: ago(30 * time.Hour), Key: "team", Model: "gpt-4o", Upstream: "b", Status: 200, InputTokens: 7, OutputTokens: 1, Unpriced: true},
 	}
 }
 

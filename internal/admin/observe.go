@@ -35,7 +35,19 @@ func (h *handler) state(w http.ResponseWriter, r *http.Request) {
 func (h *handler) explain(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var errs config.Errors
-	eq := ExplainQuery{Model: q.Get("model"), Session: q.Get("session"), Key: q.Get("key")}
+	eq := ExplainQuery{Model: q.Get("model"), Session: q.Get("session"), Key: q.Get("key"), Provider: q.Get("provider")}
+	for _, n := range []struct {
+		name string
+		dst  *int64
+	}{{"input_tokens", &eq.InputTokens}, {"max_tokens", &eq.MaxTokens}} {
+		if s := q.Get(n.name); s != "" {
+			v, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || v < 0 {
+				errs = append(errs, config.FieldError{Path: n.name, Msg: fmt.Sprintf("must be a whole number ≥ 0, got %q", s)})
+			}
+			*n.dst = v
+		}
+	}
 	if eq.Model == "" {
 		errs = append(errs, config.FieldError{Path: "model", Msg: "required"})
 	}
@@ -114,9 +126,9 @@ func (h *handler) usage(w http.ResponseWriter, r *http.Request) {
 	switch uq.By {
 	case "":
 		uq.By = "upstream"
-	case "upstream", "key":
+	case "upstream", "key", "model", "day":
 	default:
-		errs = append(errs, config.FieldError{Path: "by", Msg: fmt.Sprintf("must be upstream or key, got %q", uq.By)})
+		errs = append(errs, config.FieldError{Path: "by", Msg: fmt.Sprintf("must be upstream, key, model or day, got %q", uq.By)})
 	}
 	if s := q.Get("since"); s != "" {
 		if t, err := time.Parse(time.RFC3339, s); err == nil {

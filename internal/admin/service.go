@@ -18,8 +18,8 @@ import (
 // edits and the usage it reports. store.Store implements it.
 type Store interface {
 	ConfigStore
-	// UsageTotals is store.Store's: request-log sums per (upstream, key)
-	// since a time, added up by the database.
+	// UsageTotals is store.Store's: request-log sums per (upstream, key,
+	// model, day) since a time, added up by the database.
 	UsageTotals(ctx context.Context, since time.Time) ([]store.UsageTotal, error)
 	// RequestLog is store.Store's: the newest request log with an id,
 	// store.ErrNotFound when none (or not yet written).

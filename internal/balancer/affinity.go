@@ -18,7 +18,16 @@ const (
 	// says why) and the session's stand-in goes first, so that one
 	// substitute serves it until the home is back.
 	AffinityStandIn = "stand_in"
+	// AffinityYielded: a prefix binding's upstream is available but carries
+	// more than Request.MaxShare of the route's in-flight requests and its
+	// tier has another available upstream (Reason ReasonMaxShare); normal
+	// selection decides, and the binding is kept
+	// (docs/routing.md#prefix-cache-affinity).
+	AffinityYielded = "yielded"
 )
+
+// ReasonMaxShare is the AffinityRecord.Reason of AffinityYielded.
+const ReasonMaxShare = "max_share"
 
 // ReasonNotACandidate is the AffinityRecord.Reason of a fall-through whose
 // bound upstream is no longer a candidate for the model (removed, inactive
@@ -29,7 +38,9 @@ const ReasonNotACandidate = "not_a_candidate"
 type AffinityRecord struct {
 	// Session is the session id; "" when the request carries none.
 	Session string `json:"session,omitempty"`
-	// Source names where the id was found (e.g. "header:x-session-id").
+	// Source names where the id was found (e.g. "header:x-session-id"), or
+	// "prefix" for a prefix binding, whose Session is "prefix:" and the hash
+	// of the prompt's prefix (docs/routing.md#prefix-cache-affinity).
 	Source string `json:"source,omitempty"`
 	// Bound is the upstream the session was bound to (its home), if any.
 	Bound string `json:"bound,omitempty"`
@@ -94,9 +105,38 @@ func pinLocked(req *Request, records []CandidateRecord, d *AffinityRecord) (firs
 		d.Result = AffinityMigrated
 		return -1, -1
 	}
+	if req.MaxShare > 0 && overShare(records, bound, req.MaxShare) && tierHasOther(records, bound, available) {
+		d.Result, d.Reason = AffinityYielded, ReasonMaxShare
+		return -1, -1
+	}
 	d.Result = AffinityHit
 	if available(stand) {
 		return bound, stand
 	}
 	return bound, -1
+}
+
+// overShare reports whether records[i] carries more than share of the
+// in-flight requests of all records (the route's candidates), counted as at
+// least one per candidate: on a quiet route, where the bound upstream's one
+// or two requests are all there are, nothing is overloaded and a binding
+// keeps its cache.
+func overShare(records []CandidateRecord, i int, share float64) bool {
+	total := int64(len(records))
+	var sum int64
+	for j := range records {
+		sum += records[j].InFlight
+	}
+	return float64(records[i].InFlight) > share*float64(max(sum, total))
+}
+
+// tierHasOther reports whether another record of records[i]'s tier is
+// available.
+func tierHasOther(records []CandidateRecord, i int, available func(int) bool) bool {
+	for j := range records {
+		if j != i && records[j].Priority == records[i].Priority && available(j) {
+			return true
+		}
+	}
+	return false
 }

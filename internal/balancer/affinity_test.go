@@ -64,6 +64,69 @@ func TestAffinityPinning(t *testing.T) {
 	}
 }
 
+// TestAffinityMaxShare: a prefix binding (Request.MaxShare > 0) yields to
+// normal selection exactly while its upstream carries more than MaxShare of
+// all candidates' in-flight requests and its tier has another available
+// candidate (docs/routing.md#prefix-cache-affinity).
+func TestAffinityMaxShare(t *testing.T) {
+	busy := func(c Candidate, n int64) Candidate { c.InFlight = n; return c }
+	open := func(c Candidate) Candidate { c.BreakerOpen, c.BreakerReason = true, "5 failures"; return c }
+	tests := []struct {
+		name       string
+		cands      []Candidate
+		share      float64
+		wantResult string
+	}{
+		{"nothing in flight", []Candidate{up("a", 0, 1), up("b", 0, 1)}, 0.5, AffinityHit},
+		{"exactly half stays", []Candidate{busy(up("a", 0, 1), 1), busy(up("b", 0, 1), 1)}, 0.5, AffinityHit},
+		{"2 of 3 yields", []Candidate{busy(up("a", 0, 1), 2), busy(up("b", 0, 1), 1)}, 0.5, AffinityYielded},
+		{"1 of 1 on a quiet route stays", []Candidate{busy(up("a", 0, 1), 1), up("b", 0, 1)}, 0.5, AffinityHit},
+		{"2 of 2 yields", []Candidate{busy(up("a", 0, 1), 2), up("b", 0, 1)}, 0.5, AffinityYielded},
+		{"2 of 2 among three stays (counted as 3)", []Candidate{busy(up("a", 0, 1), 2), up("b", 0, 1), up("c", 0, 1)}, 0.7, AffinityHit},
+		{"2 of 3 under 0.7 stays", []Candidate{busy(up("a", 0, 1), 2), busy(up("b", 0, 1), 1)}, 0.7, AffinityHit},
+		{"share 1 never yields", []Candidate{busy(up("a", 0, 1), 5), up("b", 0, 1)}, 1, AffinityHit},
+		{"a session (share 0) never yields", []Candidate{busy(up("a", 0, 1), 5), up("b", 0, 1)}, 0, AffinityHit},
+		{"the tier's other is unavailable", []Candidate{busy(up("a", 0, 1), 5), open(up("b", 0, 1))}, 0.5, AffinityHit},
+		{"the other is in another tier", []Candidate{busy(up("a", 0, 1), 5), up("b", 1, 1)}, 0.5, AffinityHit},
+		{"unavailable candidates count in the total", []Candidate{busy(up("a", 0, 1), 2), up("b", 0, 1), busy(open(up("c", 0, 1)), 2)}, 0.5, AffinityHit},
+		{"other tiers count in the total", []Candidate{busy(up("a", 0, 1), 2), up("b", 0, 1), busy(up("c", 1, 1), 3)}, 0.5, AffinityHit},
+		{"yields with another tier below", []Candidate{busy(up("a", 1, 1), 3), up("b", 1, 1), up("c", 0, 1)}, 0.5, AffinityYielded},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := range uint64(10) {
+				b := newStrategyBalancer(t, StrategyWeightedRandom, seed, nil)
+				req := Request{K: 2, Session: "prefix:1", Pinned: "a", MaxShare: tc.share}
+				p := b.Plan(req, tc.cands)
+				checkInvariants(t, req, tc.cands, p)
+				a := p.Decision.Affinity
+				wantReason := ""
+				if tc.wantResult == AffinityYielded {
+					wantReason = ReasonMaxShare
+				}
+				if a.Result != tc.wantResult || a.Reason != wantReason || a.Bound != "a" {
+					t.Fatalf("seed %d: affinity %+v, want result %q reason %q", seed, a, tc.wantResult, wantReason)
+				}
+				if r, _, _ := record(p.Decision, "a"); tc.wantResult == AffinityHit && (p.Order[0] != "a" || r.Rank != 1) {
+					t.Fatalf("seed %d: order %v, want the bound a first", seed, p.Order)
+				}
+			}
+		})
+	}
+	// A yielded binding leaves the order to the strategy: over seeds, the
+	// busy bound upstream is not always first.
+	firsts := map[string]int{}
+	for seed := range uint64(50) {
+		b := newStrategyBalancer(t, StrategyWeightedRandom, seed, nil)
+		p := b.Plan(Request{K: 1, Session: "prefix:1", Pinned: "a", MaxShare: 0.5},
+			[]Candidate{busy(up("a", 0, 1), 2), busy(up("b", 0, 1), 1)})
+		firsts[p.Order[0]]++
+	}
+	if firsts["a"] == 0 || firsts["b"] == 0 {
+		t.Fatalf("first picks over 50 seeds %v, want both a and b", firsts)
+	}
+}
+
 func TestAffinityKeepsPlanAllocations(t *testing.T) {
 	b := newStrategyBalancer(t, StrategyWeightedRandom, 1, nil)
 	cands := []Candidate{up("a", 0, 1), up("b", 0, 1), up("c", 1, 1)}

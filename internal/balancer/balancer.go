@@ -30,7 +30,8 @@ type Options struct {
 type Balancer struct {
 	now             func() time.Time
 	strategy        Strategy
-	keepRateLimited bool // the strategy scores rate-limited candidates itself
+	keepRateLimited bool           // the strategy scores rate-limited candidates itself
+	sorts           sortStrategies // what Preferences.Sort selects instead of strategy
 
 	mu      sync.Mutex // guards the strategy's state (and its Rand) and scratch
 	scratch scratch
@@ -49,6 +50,7 @@ type scratch struct {
 	recIdx []int        // decision record index per element of orig
 	scores []Scores     // Tier.Scores
 	tier   Tier         // the Tier handed to Strategy.Order (kept here so it does not escape per call)
+	st     Strategy     // the strategy ordering this Plan call's tiers
 }
 
 // New returns a Balancer using opts.Strategy. It fails with
@@ -71,9 +73,10 @@ func New(opts Options) (*Balancer, error) {
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	st := newStrategy(strategyEnv{rand: rng})
+	env := strategyEnv{rand: rng}
+	st := newStrategy(env)
 	_, keep := st.(rateLimitScorer)
-	return &Balancer{now: opts.Now, strategy: st, keepRateLimited: keep}, nil
+	return &Balancer{now: opts.Now, strategy: st, keepRateLimited: keep, sorts: newSortStrategies(env)}, nil
 }
 
 // Strategy returns the name of the balancer's strategy.
@@ -81,13 +84,14 @@ func (b *Balancer) Strategy() string { return b.strategy.Name() }
 
 // Plan orders cands for req (docs/reference.md#balancing): it groups them into
 // tiers by Priority ascending; in each tier drops, recording the first filter
-// that matches, the inactive, breaker-open, spend-exceeded, excluded,
+// that matches, those req.Prefs leave out, the inactive, breaker-open, spend-exceeded, excluded,
 // rate-limited (unless the strategy keeps those as fallbacks) and
 // concurrency-full candidates (full ones with a queue become waitable); lets
 // the strategy order each tier's survivors; and concatenates the tiers until
 // the order holds K names, so a later tier only fills the slots an earlier one
 // left. Kept rate-limited fallbacks come after the healthy survivors of every
-// tier. Waitable candidates are ordered the same way, tier by tier, and listed
+// tier. req.Prefs may replace the strategy (Sort), put named survivors ahead
+// of every tier (Order) and shorten the plan (NoFallbacks). Waitable candidates are ordered the same way, tier by tier, and listed
 // after. An empty Order means nothing is available.
 //
 // Plan makes two allocations whatever the strategy: one for all the
@@ -107,7 +111,6 @@ func (b *Balancer) Plan(req Request, cands []Candidate) Plan {
 	p.Decision.Key = req.Key
 	p.Decision.Session = req.Session
 	p.Decision.Stream = req.Stream
-	p.Decision.Strategy = b.strategy.Name()
 	p.Decision.At = start
 	p.Decision.ElapsedNs = b.now().Sub(start).Nanoseconds()
 	return p
@@ -117,6 +120,13 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate, now time.T
 	s := &b.scratch
 	s.groupLocked(cands)
 	nt := len(s.prios)
+	s.st = b.strategy
+	keep := b.keepRateLimited
+	if req.Prefs != nil {
+		if st := b.sorts.get(req.Prefs.Sort); st != nil {
+			s.st, keep = st, false
+		}
+	}
 
 	// Filter every candidate into its decision record, in tier order.
 	records := make([]CandidateRecord, len(cands))
@@ -125,7 +135,7 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate, now time.T
 		c, r := &cands[i], &records[j]
 		r.Name, r.Weight, r.Priority = c.Name, c.Weight, c.Priority
 		r.InFlight, r.MaxConcurrency, r.Translate = c.InFlight, c.MaxConcurrency, c.Translate
-		filter(c, req.Exclude, b.keepRateLimited, r)
+		filter(c, req.Exclude, req.Prefs, keep, r)
 		switch r.Filter {
 		case "":
 			survivors++
@@ -138,10 +148,20 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate, now time.T
 	first, second := pinLocked(req, records, &aff)
 	pinned := [2]int{first, second}
 	s.tier.Stream, s.tier.Now = req.Stream, now
+	s.tier.InputTokens, s.tier.OutputTokens = float64(max(req.InputTokens, 0)), ExpectedOutputTokens(req)
 	no := min(k, survivors)
+	if req.Prefs != nil && req.Prefs.NoFallbacks && len(req.Prefs.Order) == 0 {
+		// Only the first candidate: the first of the order, else the first
+		// waitable one.
+		no = min(no, 1)
+		waitable = min(waitable, 1-no)
+	}
 	names := make([]string, 0, 2*(no+waitable))
+	if req.Prefs != nil {
+		names = preferLocked(req.Prefs, cands, s.byTier, records, no, names)
+	}
 	for _, p := range pinned {
-		if p >= 0 && len(names) < no {
+		if p >= 0 && len(names) < no && records[p].Filter == "" {
 			// The session's upstreams go first; the strategy orders the
 			// rest, and its state advances only for a real pick of its own.
 			names = append(names, records[p].Name)
@@ -164,9 +184,19 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate, now time.T
 			records[p].Filter = ""
 		}
 	}
+	if req.Prefs != nil {
+		for j := range records {
+			if records[j].Filter == filterPrefOrder {
+				records[j].Filter = ""
+			}
+		}
+	}
 	order := names[:len(names):len(names)]
 	for t := range nt {
-		names = b.orderTierLocked(cands, records, t, FilterWaitable, false, waitable, false, names)
+		if len(names)-len(order) == waitable {
+			break
+		}
+		names = b.orderTierLocked(cands, records, t, FilterWaitable, false, waitable-(len(names)-len(order)), false, names)
 	}
 	wait := names[len(order):len(names):len(names)]
 	names = append(names, order...)
@@ -174,7 +204,7 @@ func (b *Balancer) planLocked(req *Request, k int, cands []Candidate, now time.T
 	dOrder := names[len(order)+len(wait) : 2*len(order)+len(wait) : 2*len(order)+len(wait)]
 	dWait := names[2*len(order)+len(wait):]
 
-	d := Decision{Candidates: records, Order: dOrder, Waitable: dWait, Affinity: aff}
+	d := Decision{Candidates: records, Order: dOrder, Waitable: dWait, Affinity: aff, Strategy: s.st.Name()}
 	if len(order) > 0 {
 		d.Chosen = order[0]
 	}
@@ -211,7 +241,7 @@ func (b *Balancer) orderTierLocked(cands []Candidate, records []CandidateRecord,
 	tier.Candidates = append(tier.Candidates[:0], s.orig...)
 	tier.Scores = s.scores
 	tier.Priority, tier.Primary, tier.Waitable = s.prios[t], primary, f == FilterWaitable
-	got := b.strategy.Order(tier, k)
+	got := s.st.Order(tier, k)
 
 	for i, j := range s.recIdx {
 		records[j].Scores = s.scores[i]
@@ -306,4 +336,25 @@ func resize[T any](buf []T, n int) []T {
 		return make([]T, n)
 	}
 	return buf[:n]
+}
+
+// preferLocked appends the survivors Preferences.Order names, in its order
+// and then in tier order for a provider name, ahead of every tier, up to no
+// names in all; it marks their records filterPrefOrder so that the
+// strategy does not see them again (Plan clears the mark).
+func preferLocked(p *Preferences, cands []Candidate, byTier []int, records []CandidateRecord, no int, names []string) []string {
+	for _, name := range p.Order {
+		for j := range records {
+			r := &records[j]
+			if len(names) == no {
+				return names
+			}
+			if r.Filter != "" || r.Fallback || !named(name, &cands[byTier[j]]) {
+				continue
+			}
+			names = append(names, r.Name)
+			r.Rank, r.Filter = len(names), filterPrefOrder
+		}
+	}
+	return names
 }

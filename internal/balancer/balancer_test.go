@@ -192,7 +192,7 @@ func TestNew(t *testing.T) {
 			}
 		})
 	}
-	if got, want := len(StrategyNames()), 7; got != want {
+	if got, want := len(StrategyNames()), 8; got != want {
 		t.Errorf("%d strategies registered (%v), want %d", got, StrategyNames(), want)
 	}
 }

@@ -71,3 +71,31 @@ func BenchmarkPlan(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPlanPreferences measures Plan with request preferences (order,
+// ignore, max_price, and each sort) over 100 candidates, K = 3.
+func BenchmarkPlanPreferences(b *testing.B) {
+	for _, sort := range append([]string{"none"}, SortNames...) {
+		b.Run(sort, func(b *testing.B) {
+			bal, err := New(Options{Rand: rand.New(rand.NewPCG(1, 2)), Now: time.Now})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cands := benchPool(100)
+			for i := range cands {
+				cands[i].Priced, cands[i].InputPerMTok, cands[i].OutputPerMTok = i%4 > 0, float64(i%10), float64(i%7)
+			}
+			prefs := &Preferences{Order: []string{"upstream-0003"}, Ignore: []string{"upstream-0001"}, MaxPrice: true, MaxPrompt: 8, MaxCompletion: 6}
+			if sort != "none" {
+				prefs.Sort = sort
+			}
+			req := Request{RequestID: "r", Model: "gpt-4o", Key: "k", K: 3, InputTokens: 800, Prefs: prefs}
+			b.ReportAllocs()
+			for b.Loop() {
+				if p := bal.Plan(req, cands); len(p.Order) != 3 {
+					b.Fatalf("Order = %v", p.Order)
+				}
+			}
+		})
+	}
+}

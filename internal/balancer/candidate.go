@@ -90,6 +90,16 @@ type Candidate struct {
 	// passes through in the client's own protocol; it is recorded in the
 	// Decision.
 	Translate string
+	// Provider is the upstream's provider (openai, bedrock, …), which
+	// request preferences may name instead of the upstream.
+	Provider string
+	// Priced says InputPerMTok and OutputPerMTok are known; an unpriced
+	// candidate sorts after every priced one in lowest-cost and is dropped
+	// by a preference's max_price.
+	Priced bool
+	// InputPerMTok and OutputPerMTok are the request model's prices on this
+	// upstream in USD per million tokens, when Priced.
+	InputPerMTok, OutputPerMTok float64
 	// SlowStart is the effective-weight factor after a breaker closes, in
 	// (0,1]; 0 (and anything outside (0,1]) means 1.
 	SlowStart float64
@@ -125,6 +135,22 @@ type Request struct {
 	// max_content_length rule.
 	Migrate MigrateFunc
 	BodyLen int64
+	// InputTokens is the request's estimated prompt size in tokens;
+	// MaxTokens is its max_tokens (or equivalent), 0 when not given; and
+	// OutputEWMA is the route's moving average of output tokens, 0 when
+	// unknown. lowest-cost estimates each candidate's cost from them
+	// (ExpectedOutputTokens).
+	InputTokens, MaxTokens int64
+	OutputEWMA             float64
+	// Prefs are the request's routing preferences
+	// (docs/routing.md#per-request-preferences); nil means none.
+	Prefs *Preferences
+	// MaxShare, when > 0, makes an available Pinned yield to normal
+	// selection while it carries more than this share of the candidates'
+	// in-flight requests and its tier has another available candidate
+	// (affinity.prefix.max_share, set for prefix bindings only:
+	// docs/routing.md#prefix-cache-affinity). 0 never yields.
+	MaxShare float64
 	// DryRun plans without advancing the state of stateful strategies
 	// (smooth-wrr, round-robin), for /admin/api/explain: the next real Plan
 	// picks what it would have picked anyway.

@@ -143,6 +143,9 @@ const (
 	// FilterPinnedElsewhere: the request refers to state another upstream
 	// holds (Detail says which), so it may go there only.
 	FilterPinnedElsewhere = "pinned_elsewhere"
+	// FilterPreferences: the request's preferences leave the upstream out
+	// (Detail says which: "ignored", "not in only", "over max_price", …).
+	FilterPreferences = "preferences"
 	// FilterInactive: the upstream is switched off.
 	FilterInactive = "inactive"
 	// FilterIncompatible: the request uses something the upstream's wire
@@ -205,6 +208,8 @@ func (r *CandidateRecord) ReasonText() string {
 	switch r.Filter {
 	case FilterPinnedElsewhere:
 		return withDetail("pinned", r.Detail)
+	case FilterPreferences:
+		return withDetail("preferences", r.Detail)
 	case FilterInactive:
 		return "upstream inactive"
 	case FilterIncompatible:

@@ -62,8 +62,8 @@ func TestScoresFieldTable(t *testing.T) {
 			exported = append(exported, f)
 		}
 	}
-	if len(exported) != len(scoreFields) || hasTotal != 1<<(len(scoreFields)-1) {
-		t.Fatalf("%d exported fields, %d in scoreFields, hasTotal %b", len(exported), len(scoreFields), hasTotal)
+	if len(exported) != len(scoreFields) || hasTPSEWMA != 1<<(len(scoreFields)-1) {
+		t.Fatalf("%d exported fields, %d in scoreFields, hasTPSEWMA %b", len(exported), len(scoreFields), hasTPSEWMA)
 	}
 	for i, f := range exported {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -76,7 +76,7 @@ func TestScoresFieldTable(t *testing.T) {
 			t.Errorf("scoreFields[%d].get reads %v, not %s", i, got, f.Name)
 		}
 		s.set = 1 << i
-		s.Total = 0.5 // not recorded unless i is Total's bit
+		s.TPSEWMA = 0.5 // not recorded unless i is TPSEWMA's bit
 		raw, _ := json.Marshal(s)
 		if want := `{"` + name + `":` + strconv.Itoa(i+1) + `}`; i != len(exported)-1 && string(raw) != want {
 			t.Errorf("bit %d marshals %s, want %s", i, raw, want)

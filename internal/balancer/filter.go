@@ -2,11 +2,17 @@ package balancer
 
 // filter applies the filters of docs/reference.md#balancing to c in order and
 // records in r the first that drops it ("" if none), with the raw detail
-// ReasonText needs. With keepRateLimited (a strategy that scores rate limits
+// ReasonText needs. prefs are the request's preferences, nil for none. With keepRateLimited (a strategy that scores rate limits
 // itself), a rate-limited candidate is not dropped but marked as a fallback and
 // still subject to the concurrency filter. It formats nothing, so it never
 // allocates.
-func filter(c *Candidate, exclude []string, keepRateLimited bool, r *CandidateRecord) {
+func filter(c *Candidate, exclude []string, prefs *Preferences, keepRateLimited bool, r *CandidateRecord) {
+	if prefs != nil && c.PinnedElsewhere == "" {
+		if d := prefs.drop(c); d != "" {
+			r.Filter, r.Detail = FilterPreferences, d
+			return
+		}
+	}
 	switch {
 	case c.PinnedElsewhere != "":
 		r.Filter, r.Detail = FilterPinnedElsewhere, c.PinnedElsewhere

@@ -56,6 +56,15 @@ type Scores struct {
 	RateLimitAware float64 `json:"rate_limit_aware,omitempty"`
 	// Total is adaptive's sum of components, the key it orders by.
 	Total float64 `json:"total,omitempty"`
+	// EstimatedCostUSD is lowest-cost's key: the request's estimated cost
+	// on the candidate in USD (recorded for priced candidates only).
+	EstimatedCostUSD float64 `json:"estimated_cost_usd,omitempty"`
+	// Unpriced is 1 for a candidate lowest-cost found no price for (it
+	// sorts after every priced one), else not recorded.
+	Unpriced float64 `json:"unpriced,omitempty"`
+	// TPSEWMA is the output tokens/s the throughput sort ordered by (0: no
+	// data, last).
+	TPSEWMA float64 `json:"tps_ewma,omitempty"`
 
 	set scoreSet // the fields the strategy recorded
 }
@@ -82,6 +91,9 @@ const (
 	hasConcurrency
 	hasRateLimitAware
 	hasTotal
+	hasEstimatedCostUSD
+	hasUnpriced
+	hasTPSEWMA
 )
 
 // scoreFields lists the Scores fields in JSON order; entry i is bit 1<<i.
@@ -107,6 +119,9 @@ var scoreFields = [...]struct {
 	{"concurrency", func(s *Scores) float64 { return s.Concurrency }},
 	{"rate_limit_aware", func(s *Scores) float64 { return s.RateLimitAware }},
 	{"total", func(s *Scores) float64 { return s.Total }},
+	{"estimated_cost_usd", func(s *Scores) float64 { return s.EstimatedCostUSD }},
+	{"unpriced", func(s *Scores) float64 { return s.Unpriced }},
+	{"tps_ewma", func(s *Scores) float64 { return s.TPSEWMA }},
 }
 
 // IsZero reports whether nothing was recorded: no field marked as recorded

@@ -58,6 +58,10 @@ type Tier struct {
 	// the retry tail that spills into later tiers, for waitable candidates
 	// and for Request.DryRun; stateful strategies must not advance then.
 	Primary bool
+	// InputTokens and OutputTokens are the request's estimated prompt
+	// tokens and expected output tokens (ExpectedOutputTokens), for
+	// lowest-cost.
+	InputTokens, OutputTokens float64
 	// Waitable is true when the candidates are the tier's waitable ones
 	// (every slot taken, queue enabled) rather than its survivors.
 	Waitable bool
@@ -88,6 +92,8 @@ const (
 	StrategyAdaptive = "adaptive"
 	// StrategyFailover is a strict priority → weight → name order.
 	StrategyFailover = "failover"
+	// StrategyLowestCost orders by the request's estimated cost.
+	StrategyLowestCost = "lowest-cost"
 )
 
 // strategyEnv is what a strategy constructor receives. Rand is owned by the
@@ -106,6 +112,7 @@ var strategies = map[string]func(env strategyEnv) Strategy{
 	StrategyP2CEWMA:        newP2CEWMA,
 	StrategyAdaptive:       newAdaptive,
 	StrategyFailover:       newFailover,
+	StrategyLowestCost:     newLowestCost,
 }
 
 // StrategyNames returns the names of all registered strategies, sorted.

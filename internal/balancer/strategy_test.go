@@ -44,6 +44,10 @@ func randomPool(gen *rand.Rand, now time.Time) ([]Candidate, []string) {
 			RateLimited:         gen.IntN(8) == 0,
 			SlowStart:           []float64{0, 1, gen.Float64(), 0.25, 1.5}[gen.IntN(5)],
 		}
+		if gen.IntN(4) > 0 {
+			c.Priced = true
+			c.InputPerMTok, c.OutputPerMTok = []float64{0, 0.15, 2.5, 2.51, 3}[gen.IntN(5)], []float64{0, 0.6, 10, 10.05}[gen.IntN(4)]
+		}
 		c.RPMUsed, c.TPMUsed = int64(gen.IntN(70)), int64(gen.IntN(12000))
 		c.QueueDepth = gen.IntN(c.QueueMax + 1)
 		if c.ConsecutiveFailures > 0 || gen.IntN(5) == 0 {
@@ -91,6 +95,15 @@ var orderChecks = map[string]orderCheck{
 		}
 		return nil
 	},
+	StrategyLowestCost: func(_ int, a, b CandidateRecord) error {
+		switch {
+		case a.Scores.Unpriced == 1 && b.Scores.Unpriced != 1:
+			return fmt.Errorf("unpriced %s before priced %s", a.Name, b.Name)
+		case a.Scores.Unpriced != 1 && b.Scores.Unpriced != 1 && a.Scores.EstimatedCostUSD > b.Scores.EstimatedCostUSD*costTieRatio:
+			return fmt.Errorf("estimate %v before %v", a.Scores.EstimatedCostUSD, b.Scores.EstimatedCostUSD)
+		}
+		return nil
+	},
 	StrategyFailover: func(_ int, a, b CandidateRecord) error {
 		wa, wb := a.Scores.EffectiveWeight, b.Scores.EffectiveWeight
 		if wa < wb || wa == wb && a.Name > b.Name {
@@ -132,7 +145,8 @@ func TestStrategyContract(t *testing.T) {
 			gen := rand.New(rand.NewPCG(1, 1))
 			for iter := range 3000 {
 				cands, exclude := randomPool(gen, testEpoch)
-				req := Request{K: gen.IntN(5), Exclude: exclude, Stream: gen.IntN(2) == 0, DryRun: gen.IntN(10) == 0}
+				req := Request{K: gen.IntN(5), Exclude: exclude, Stream: gen.IntN(2) == 0, DryRun: gen.IntN(10) == 0,
+					InputTokens: int64(gen.IntN(5000)), MaxTokens: int64(gen.IntN(3) * 500)}
 				p := b.Plan(req, cands)
 				checkInvariants(t, req, cands, p)
 				byName := map[string]*Candidate{}

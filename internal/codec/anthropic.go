@@ -24,14 +24,11 @@ func (anthropic) Encode(body []byte, model string, f Family) ([]byte, error) {
 	return passthrough(FamilyAnthropic, body, model, f)
 }
 
-// Usage reads the input and output tokens of a whole answer. Input is
+// Usage reads the tokens of a whole answer. Input is
 // canonical (Usage.Input): input_tokens plus the tokens read from and
 // written to the prompt cache, which Anthropic's input_tokens leaves out,
 // so that a passthrough answer is counted as a translated one is.
-func (anthropic) Usage(body []byte) (in, out int64) {
-	u := anthropicUsage(gjson.GetBytes(body, "usage"))
-	return u.Input, u.Output
-}
+func (anthropic) Usage(body []byte) Usage { return anthropicUsage(gjson.GetBytes(body, "usage")) }
 
 // Observe reads usage as Usage does: message_start carries the input (and
 // the cache's) tokens, message_delta the output count and, from newer
@@ -45,12 +42,13 @@ func (anthropic) Observe(s *StreamState, ev *Event) {
 		}
 	case "message_start":
 		u := anthropicUsage(peekJSON(ev.Data, "message.usage"))
-		s.In, s.Out = u.Input, u.Output
+		s.SetInput(&u)
+		s.Out = u.Output
 	case "message_delta":
 		r := peekJSON(ev.Data, "usage")
 		u := anthropicUsage(r)
 		if u.Input > 0 {
-			s.In = u.Input
+			s.SetInput(&u)
 		}
 		if r.Get("output_tokens").Exists() {
 			s.Out = u.Output

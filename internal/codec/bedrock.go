@@ -46,10 +46,9 @@ func (bedrock) Encode(body []byte, _ string, f Family) ([]byte, error) {
 	return body, nil
 }
 
-func (bedrock) Usage(body []byte) (in, out int64) {
-	u := bedrockUsage(gjson.GetBytes(body, "usage"))
-	return u.Input, u.Output
-}
+// Usage reads inputTokens plus the cache's reads and writes
+// (cacheReadInputTokens, cacheWriteInputTokens), and outputTokens.
+func (bedrock) Usage(body []byte) Usage { return bedrockUsage(gjson.GetBytes(body, "usage")) }
 
 // Observe reads the usage of the metadata event, which ends the stream,
 // as does an exception, and counts the contentBlockDelta events.
@@ -61,7 +60,8 @@ func (bedrock) Observe(s *StreamState, ev *Event) {
 		s.Deltas++
 	case string(ev.Name) == bedrockEvMetadata:
 		u := bedrockUsage(gjson.GetBytes(ev.Data, "usage"))
-		s.In, s.Out, s.Finished = u.Input, u.Output, true
+		s.SetInput(&u)
+		s.Out, s.Finished = u.Output, true
 	}
 }
 

@@ -135,8 +135,8 @@ func TestBedrockCodec(t *testing.T) {
 	if _, err := c.Encode(body, "m", FamilyAnthropic); err != ErrIncompatible {
 		t.Errorf("Encode to anthropic: %v", err)
 	}
-	if in, out := c.Usage(agFixture(t, "bedrock-response.json")); in != 1436 || out != 118 {
-		t.Errorf("Usage = %d, %d", in, out)
+	if u := c.Usage(agFixture(t, "bedrock-response.json")); u.Input != 1436 || u.Output != 118 {
+		t.Errorf("Usage = %+v", u)
 	}
 	var s StreamState
 	c.Observe(&s, &Event{Name: []byte("messageStop"), Data: []byte(`{"stopReason":"end_turn"}`)})
@@ -144,7 +144,7 @@ func TestBedrockCodec(t *testing.T) {
 		t.Error("finished on messageStop: the usage is still to come")
 	}
 	c.Observe(&s, &Event{Name: []byte("metadata"), Data: []byte(`{"usage":{"inputTokens":3,"cacheReadInputTokens":4,"outputTokens":2}}`)})
-	if s != (StreamState{In: 7, Out: 2, Finished: true}) {
+	if s != (StreamState{In: 7, Out: 2, CacheRead: 4, Finished: true}) {
 		t.Errorf("state after metadata %+v", s)
 	}
 	var e StreamState

@@ -83,8 +83,9 @@ type Codec interface {
 	// no change); another family is ErrIncompatible until translation
 	// exists.
 	Encode(body []byte, model string, f Family) ([]byte, error)
-	// Usage reads input and output tokens from a whole JSON answer.
-	Usage(body []byte) (in, out int64)
+	// Usage reads the tokens of a whole JSON answer in canonical form
+	// (Usage: Input counts every prompt token, the cache's included).
+	Usage(body []byte) Usage
 	// Observe follows one stream event for usage and the protocol's
 	// terminal event.
 	Observe(s *StreamState, ev *Event)
@@ -97,8 +98,12 @@ type Codec interface {
 
 // StreamState is what Observe learns from a stream so far.
 type StreamState struct {
-	// In and Out are the tokens reported so far.
+	// In and Out are the tokens reported so far; In counts every prompt
+	// token, the cache's included (Usage.Input).
 	In, Out int64
+	// CacheRead and CacheWrite are the parts of In read from and written
+	// to the provider's prompt cache, as reported so far.
+	CacheRead, CacheWrite int64
 	// Deltas counts the events that carried a piece of the answer (text,
 	// reasoning, a tool call's arguments), seen whether or not the
 	// stream reports usage.
@@ -117,6 +122,17 @@ func (s *StreamState) OutSoFar() int64 {
 		return s.Out
 	}
 	return max(s.Out, s.Deltas)
+}
+
+// SoFar is the usage to bill for the stream as far as it went: the
+// reported input and cache tokens, and OutSoFar's output.
+func (s *StreamState) SoFar() Usage {
+	return Usage{Input: s.In, Output: s.OutSoFar(), CacheRead: s.CacheRead, CacheWrite: s.CacheWrite}
+}
+
+// SetInput keeps the input tokens of u, the cache's with them.
+func (s *StreamState) SetInput(u *Usage) {
+	s.In, s.CacheRead, s.CacheWrite = u.Input, u.CacheRead, u.CacheWrite
 }
 
 // Error is an error the gateway answers itself, in any protocol.

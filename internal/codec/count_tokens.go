@@ -48,8 +48,8 @@ type countTokens struct {
 	wrapper, system, messages, tools string
 }
 
-func (c countTokens) Op(bool) string             { return c.op }
-func (countTokens) Usage([]byte) (in, out int64) { return 0, 0 }
+func (c countTokens) Op(bool) string   { return c.op }
+func (countTokens) Usage([]byte) Usage { return Usage{} }
 
 func (c countTokens) Estimate(body []byte) int64 {
 	req := gjson.ParseBytes(body)

@@ -87,12 +87,12 @@ func FuzzBodyUsage(f *testing.F) {
 	f.Add(uint8(1), []byte(`{"object":"response","usage":{"input_tokens":1e30,"output_tokens":-4}}`))
 	f.Fuzz(func(t *testing.T, format uint8, body []byte) {
 		c := streamCodecs[int(format)%len(streamCodecs)]
-		in, out := c.Usage(body)
-		if in2, out2 := c.Usage(body); in2 != in || out2 != out {
-			t.Fatalf("%s: Usage gave (%d, %d) then (%d, %d)", c.Name(), in, out, in2, out2)
+		u := c.Usage(body)
+		if u2 := c.Usage(body); u2 != u {
+			t.Fatalf("%s: Usage gave %+v then %+v", c.Name(), u, u2)
 		}
-		if !bytes.Contains(body, []byte("usage")) && (in != 0 || out != 0) {
-			t.Fatalf("%s: Usage(%q) = (%d, %d) without usage", c.Name(), body, in, out)
+		if !bytes.Contains(body, []byte("usage")) && u != (Usage{}) {
+			t.Fatalf("%s: Usage(%q) = %+v without usage", c.Name(), body, u)
 		}
 	})
 }

@@ -63,10 +63,10 @@ func (gemini) Encode(body []byte, _ string, f Family) ([]byte, error) {
 	return body, nil
 }
 
-func (gemini) Usage(body []byte) (in, out int64) {
-	r := gjson.GetManyBytes(body, "usageMetadata.promptTokenCount", "usageMetadata.candidatesTokenCount", "usageMetadata.thoughtsTokenCount")
-	return r[0].Int(), r[1].Int() + r[2].Int()
-}
+// Usage reads usageMetadata (geminiUsage): promptTokenCount, the cached
+// ones among them (cachedContentTokenCount), and the candidates' and
+// thoughts' tokens.
+func (gemini) Usage(body []byte) Usage { return geminiUsage(gjson.GetBytes(body, "usageMetadata")) }
 
 // Observe reads each chunk's usageMetadata (the latest is the total),
 // counts the chunks with parts, and finishes on a finishReason.
@@ -75,7 +75,9 @@ func (g gemini) Observe(s *StreamState, ev *Event) {
 		s.Deltas++
 	}
 	if bytes.Contains(ev.Data, []byte(`"usageMetadata"`)) {
-		s.In, s.Out = g.Usage(ev.Data)
+		u := g.Usage(ev.Data)
+		s.SetInput(&u)
+		s.Out = u.Output
 	}
 	if bytes.Contains(ev.Data, []byte(`"finishReason"`)) && gjson.GetBytes(ev.Data, "candidates.0.finishReason").Str != "" {
 		s.Finished = true

@@ -42,10 +42,9 @@ func (c openAI) Encode(body []byte, model string, f Family) ([]byte, error) {
 	return passthrough(FamilyOpenAI, body, model, f)
 }
 
-func (c openAI) Usage(body []byte) (in, out int64) {
-	r := gjson.GetManyBytes(body, "usage.prompt_tokens", "usage.completion_tokens")
-	return r[0].Int(), r[1].Int()
-}
+// Usage reads prompt_tokens (the cached ones among them,
+// prompt_tokens_details.cached_tokens) and completion_tokens.
+func (c openAI) Usage(body []byte) Usage { return chatUsage(gjson.GetBytes(body, "usage")) }
 
 // Observe reads the final chunk's usage (stream_options.include_usage) and
 // [DONE], and counts the chunks that carry a piece of the answer.
@@ -59,9 +58,10 @@ func (c openAI) Observe(s *StreamState, ev *Event) {
 	}
 	if bytes.Contains(ev.Data, []byte(`"usage"`)) {
 		if u := peekJSON(ev.Data, "usage"); u.Exists() {
-			in, out := u.Get("prompt_tokens"), u.Get("completion_tokens")
-			if in.Exists() {
-				s.In, s.Out = in.Int(), out.Int()
+			if u.IsObject() {
+				us := chatUsage(u)
+				s.SetInput(&us)
+				s.Out = us.Output
 			}
 		}
 	}
@@ -110,7 +110,11 @@ func (openAIResponses) Encode(body []byte, model string, f Family) ([]byte, erro
 	return passthrough(FamilyOpenAI, body, model, f)
 }
 
-func (openAIResponses) Usage(body []byte) (in, out int64) { return inputOutputUsage(body, "usage") }
+// Usage reads input_tokens (the cached ones among them,
+// input_tokens_details.cached_tokens) and output_tokens.
+func (openAIResponses) Usage(body []byte) Usage {
+	return responsesUsage(gjson.GetBytes(body, "usage"))
+}
 
 // Observe reads the usage of the terminal response.* event and counts the
 // response.*.delta events (text, reasoning, a tool call's arguments).
@@ -126,17 +130,12 @@ func (openAIResponses) Observe(s *StreamState, ev *Event) {
 	switch typ {
 	case "response.completed", "response.incomplete", "response.failed", "error":
 		s.Finished = true
-		u := peekJSON(ev.Data, "response.usage")
-		if in := u.Get("input_tokens"); in.Exists() {
-			s.In, s.Out = in.Int(), u.Get("output_tokens").Int()
+		if u := peekJSON(ev.Data, "response.usage"); u.IsObject() {
+			us := responsesUsage(u)
+			s.SetInput(&us)
+			s.Out = us.Output
 		}
 	}
-}
-
-// inputOutputUsage reads {prefix}.input_tokens and .output_tokens.
-func inputOutputUsage(body []byte, prefix string) (in, out int64) {
-	r := gjson.GetManyBytes(body, prefix+".input_tokens", prefix+".output_tokens")
-	return r[0].Int(), r[1].Int()
 }
 
 // openAIErrorBody renders {"error":{"message","type","code","param"}}.

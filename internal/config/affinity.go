@@ -31,6 +31,30 @@ type Affinity struct {
 	// meanwhile, as its new home
 	// (docs/routing.md#2-candidates-and-session-affinity). Default true.
 	FailBack bool `yaml:"fail_back" json:"fail_back"`
+	// Prefix binds requests without a session id by their prompt's prefix
+	// (docs/routing.md#prefix-cache-affinity).
+	Prefix PrefixAffinity `yaml:"prefix" json:"prefix"`
+}
+
+// PrefixAffinity configures prefix-cache affinity: a request with no
+// session id whose prompt is long enough is bound by a hash of the prompt's
+// first MinTokens×4 bytes, like a session
+// (docs/routing.md#prefix-cache-affinity).
+type PrefixAffinity struct {
+	// Enabled turns prefix affinity on where affinity is on. Default true.
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// MinTokens is the shortest prompt bound by its prefix, in tokens
+	// estimated as bytes/4; the hash covers its first MinTokens×4 bytes.
+	// Default 1024, 1–1048576.
+	MinTokens int `yaml:"min_tokens" json:"min_tokens"`
+	// TTL expires a prefix binding unused for this long (sliding). Default
+	// 5m, > 0.
+	TTL time.Duration `yaml:"ttl" json:"ttl"`
+	// MaxShare: a prefix binding yields to normal selection while its
+	// upstream carries more than this share of the route's in-flight
+	// requests and its tier has another available upstream. Default 0.5,
+	// in (0, 1]; 1 never yields.
+	MaxShare float64 `yaml:"max_share" json:"max_share"`
 }
 
 // RouteAffinity overrides the global affinity block for one route.
@@ -42,7 +66,26 @@ type RouteAffinity struct {
 	// AbsoluteTTL overrides affinity.absolute_ttl when non-zero. ≥ 0; the
 	// effective absolute TTL must be ≥ the effective sliding TTL.
 	AbsoluteTTL time.Duration `yaml:"absolute_ttl" json:"absolute_ttl,omitempty"`
+	// Prefix overrides affinity.prefix: each set field (non-nil Enabled,
+	// non-zero others) replaces the global one.
+	Prefix RoutePrefixAffinity `yaml:"prefix" json:"prefix,omitzero"`
 }
+
+// RoutePrefixAffinity overrides the global affinity.prefix block for one
+// route; the bounds are those of PrefixAffinity.
+type RoutePrefixAffinity struct {
+	// Enabled overrides affinity.prefix.enabled; nil inherits it.
+	Enabled *bool `yaml:"enabled" json:"enabled,omitempty"`
+	// MinTokens overrides affinity.prefix.min_tokens when non-zero.
+	MinTokens int `yaml:"min_tokens" json:"min_tokens,omitempty"`
+	// TTL overrides affinity.prefix.ttl when non-zero.
+	TTL time.Duration `yaml:"ttl" json:"ttl,omitempty"`
+	// MaxShare overrides affinity.prefix.max_share when non-zero.
+	MaxShare float64 `yaml:"max_share" json:"max_share,omitempty"`
+}
+
+// Maximum of affinity.prefix.min_tokens: 1 MiB of tokens, 4 MiB of prompt.
+const maxPrefixMinTokens = 1 << 20
 
 // AffinityMigration says when a session may move to a better tier.
 type AffinityMigration struct {

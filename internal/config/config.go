@@ -76,6 +76,8 @@ type Config struct {
 	Upstreams []Upstream `yaml:"upstreams" json:"upstreams"`
 	// Tracing exports OpenTelemetry traces (docs/tracing.md); off by default.
 	Tracing Tracing `yaml:"tracing" json:"tracing"`
+	// Pricing selects the price catalogue (docs/pricing.md).
+	Pricing Pricing `yaml:"pricing" json:"pricing"`
 
 	// Warnings are problems that do not stop loading, such as a ${NAME}
 	// reference to an unset variable. Not part of the file.
@@ -288,6 +290,11 @@ type Key struct {
 	RPM int `yaml:"rpm" json:"rpm"`
 	// SpendLimit caps the key's spend.
 	SpendLimit SpendLimit `yaml:"spend_limit" json:"spend_limit"`
+	// Preferences lets the key send routing preferences (a request's
+	// "provider" object or X-Switchyard-Provider header,
+	// docs/routing.md#per-request-preferences). Default true; a key with
+	// false that sends them gets 403 preferences_not_allowed.
+	Preferences bool `yaml:"preferences" json:"preferences"`
 }
 
 // Route holds per-model settings. It inherits every key of `defaults` it does not set.
@@ -319,14 +326,6 @@ type RateLimit struct {
 	RPM int `yaml:"rpm" json:"rpm"`
 	// TPM is tokens per minute, ≥ 0; 0 (default) means unknown (learned from headers).
 	TPM int `yaml:"tpm" json:"tpm"`
-}
-
-// Price is an upstream's token price.
-type Price struct {
-	// InputPerMTok is USD per million input tokens, ≥ 0. Default 0.
-	InputPerMTok float64 `yaml:"input_per_mtok" json:"input_per_mtok"`
-	// OutputPerMTok is USD per million output tokens, ≥ 0. Default 0.
-	OutputPerMTok float64 `yaml:"output_per_mtok" json:"output_per_mtok"`
 }
 
 // Upstream is one provider account or endpoint.
@@ -374,8 +373,18 @@ type Upstream struct {
 	RateLimit RateLimit `yaml:"rate_limit" json:"rate_limit"`
 	// SpendLimit caps the upstream's spend.
 	SpendLimit SpendLimit `yaml:"spend_limit" json:"spend_limit"`
-	// Price is the token price used for spend.
+	// Price is the token price of every model the upstream serves, used
+	// when any of its fields is set and no Prices pattern matches the
+	// client model (docs/pricing.md).
 	Price Price `yaml:"price" json:"price"`
+	// Prices are per-client-model prices: glob (see Glob) → price. An
+	// exact key wins over globs; among globs the longest pattern wins,
+	// then the first in byte order. Patterns must be valid globs.
+	Prices map[string]Price `yaml:"prices" json:"prices,omitempty"`
+	// PriceMultiplier scales catalogue prices (never Price or Prices):
+	// 0.8 for a negotiated 20% discount. Default 1, > 0 and finite; 0 in
+	// a value built in code (or stored before the key existed) means 1.
+	PriceMultiplier float64 `yaml:"price_multiplier" json:"price_multiplier"`
 	// AffinityMigration says when bound sessions may move to a better tier.
 	AffinityMigration AffinityMigration `yaml:"affinity_migration" json:"affinity_migration"`
 	// Headers are extra headers sent upstream. Names must be valid HTTP
@@ -419,9 +428,11 @@ func Default() Config {
 			Hedge:             Hedge{Delay: "0s", Max: 1, Budget: 0.1},
 		},
 		Affinity: Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000, FailBack: true, ResponseTTL: 24 * time.Hour,
-			ConversationMaxBytes: 1 << 20, MaxConversations: 10000},
+			ConversationMaxBytes: 1 << 20, MaxConversations: 10000,
+			Prefix: PrefixAffinity{Enabled: true, MinTokens: 1024, TTL: 5 * time.Minute, MaxShare: 0.5}},
 		Health:  Health{Interval: 30 * time.Second, Probe: "models", Timeout: 5 * time.Second},
 		Tracing: Tracing{SampleRatio: 1, ServiceName: "switchyard"},
+		Pricing: Pricing{Catalogue: CatalogueBuiltin},
 		Circuit: Circuit{
 			FailureThreshold: 5, Window: 30 * time.Second, OpenDuration: 60 * time.Second,
 			ProbeInterval: 10 * time.Second, SuccessThreshold: 1, SlowStart: 30 * time.Second,
@@ -436,13 +447,14 @@ func DefaultUpstream() Upstream {
 		Active:            true,
 		Queue:             Queue{Timeout: 5 * time.Second, MaxLength: 100},
 		SpendLimit:        SpendLimit{Period: "month"},
+		PriceMultiplier:   1,
 		AffinityMigration: AffinityMigration{Mode: "never"},
 	}
 }
 
 // DefaultKey returns a Key holding the per-key defaults.
 func DefaultKey() Key {
-	return Key{SpendLimit: SpendLimit{Period: "month"}}
+	return Key{SpendLimit: SpendLimit{Period: "month"}, Preferences: true}
 }
 
 // Settings returns the effective settings for a client model: the first

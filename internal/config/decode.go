@@ -43,7 +43,7 @@ func (d *decoder) decode(v reflect.Value, raw any, path string) {
 	}
 	switch v.Kind() {
 	case reflect.Struct:
-		d.decodeStruct(v, raw, path)
+		d.decodeStruct(v, raw, path, false)
 	case reflect.Slice:
 		d.decodeSlice(v, raw, path)
 	case reflect.Map:
@@ -88,7 +88,10 @@ func (d *decoder) decode(v reflect.Value, raw any, path string) {
 	}
 }
 
-func (d *decoder) decodeStruct(v reflect.Value, raw any, path string) {
+// decodeStruct decodes a block; mapValue says it is the value of a map
+// entry (upstreams[].prices.PATTERN), whose path the schema does not hold,
+// so an unknown key is matched against the block's own keys only.
+func (d *decoder) decodeStruct(v reflect.Value, raw any, path string, mapValue bool) {
 	m, ok := raw.(map[string]any)
 	if !ok {
 		d.fail(path, "must be a mapping, got %s", describe(raw))
@@ -105,7 +108,11 @@ func (d *decoder) decodeStruct(v reflect.Value, raw any, path string) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !known[k] {
+		switch {
+		case known[k]:
+		case mapValue:
+			d.fail(join(path, k), "%s", unknownKeyOf(fields, k))
+		default:
 			d.fail(join(path, k), "%s", unknownKey(path, k))
 		}
 	}
@@ -163,7 +170,11 @@ func (d *decoder) decodeMap(v reflect.Value, raw any, path string) {
 	sort.Strings(keys) // report errors in a stable order
 	for _, k := range keys {
 		elem := reflect.New(v.Type().Elem()).Elem()
-		d.decode(elem, m[k], join(path, k))
+		if elem.Kind() == reflect.Struct && m[k] != nil {
+			d.decodeStruct(elem, m[k], join(path, k), true)
+		} else {
+			d.decode(elem, m[k], join(path, k))
+		}
 		out.SetMapIndex(reflect.ValueOf(k), elem)
 	}
 	v.Set(out)

@@ -82,7 +82,8 @@ func TestParseGivesDefaults(t *testing.T) {
 				FirstByteTimeout: 60 * time.Second, MaxBodyBytes: 10485760, StreamIdleTimeout: 60 * time.Second, RetryBudget: 0.2,
 				Translate: true, DefaultMaxTokens: 4096, Hedge: Hedge{Delay: "0s", Max: 1, Budget: 0.1}}},
 			{"affinity", cfg.Affinity, Affinity{Enabled: true, SlidingTTL: 5 * time.Minute, AbsoluteTTL: 30 * time.Minute, MaxEntries: 10000, FailBack: true, ResponseTTL: 24 * time.Hour,
-				ConversationMaxBytes: 1 << 20, MaxConversations: 10000}},
+				ConversationMaxBytes: 1 << 20, MaxConversations: 10000,
+				Prefix: PrefixAffinity{Enabled: true, MinTokens: 1024, TTL: 5 * time.Minute, MaxShare: 0.5}}},
 			{"health", cfg.Health, Health{Interval: 30 * time.Second, Probe: "models", Timeout: 5 * time.Second}},
 			{"circuit", cfg.Circuit, Circuit{FailureThreshold: 5, Window: 30 * time.Second, OpenDuration: 60 * time.Second,
 				ProbeInterval: 10 * time.Second, SuccessThreshold: 1, SlowStart: 30 * time.Second}},
@@ -167,6 +168,9 @@ func TestElementDefaults(t *testing.T) {
 keys:
   - name: k
     key: sk-1
+  - name: strict
+    key: sk-2
+    preferences: false
 routes:
   - model: gpt-4o
 `+minimalUpstream, nil)
@@ -182,6 +186,8 @@ routes:
 		{"upstream spend period", u.SpendLimit, SpendLimit{Period: "month"}},
 		{"upstream affinity migration", u.AffinityMigration, AffinityMigration{Mode: "never"}},
 		{"key spend period", cfg.Keys[0].SpendLimit, SpendLimit{Period: "month"}},
+		{"key preferences allowed", cfg.Keys[0].Preferences, true},
+		{"key preferences: false", cfg.Keys[1].Preferences, false},
 		{"route affinity inherits", cfg.Routes[0].Affinity, RouteAffinity{}},
 	}
 	for _, c := range checks {
@@ -499,10 +505,15 @@ func TestDesignExampleParses(t *testing.T) {
 		{"route inherits timeout", cfg.Routes[0].Timeout, 300 * time.Second},
 		{"route fallback", cfg.Routes[0].FallbackModels, []string{"gpt-4o-mini"}},
 		{"route affinity", *cfg.Routes[0].Affinity.Enabled, true},
+		{"affinity prefix", cfg.Affinity.Prefix, PrefixAffinity{Enabled: true, MinTokens: 2048, TTL: 10 * time.Minute, MaxShare: 0.6}},
+		{"route affinity prefix", cfg.Routes[0].Affinity.Prefix, RoutePrefixAffinity{MinTokens: 512}},
 		{"upstream api key", u.APIKey, "sk-openai"},
 		{"upstream model map", u.ModelMap, map[string]string{"gpt-4o": "gpt-4o-2024-08-06"}},
 		{"upstream weight", u.Weight, 3},
-		{"upstream price", u.Price, Price{InputPerMTok: 2.5, OutputPerMTok: 10}},
+		{"upstream price", u.Price, Price{InputPerMTok: 2.5, OutputPerMTok: 10, CacheReadPerMTok: 1.25}},
+		{"upstream prices", u.Prices, map[string]Price{"gpt-4o-mini*": {InputPerMTok: 0.15, OutputPerMTok: 0.6, CacheReadPerMTok: 0.075}}},
+		{"upstream price multiplier", u.PriceMultiplier, 1.0},
+		{"pricing catalogue", cfg.Pricing.Catalogue, "builtin"},
 		{"upstream queue", u.Queue, Queue{Timeout: 5 * time.Second, MaxLength: 100}},
 	}
 	for _, c := range checks {

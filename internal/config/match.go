@@ -35,8 +35,8 @@ func checkGlob(pattern string) error {
 	return err
 }
 
-// isGlob reports whether s contains a glob metacharacter.
-func isGlob(s string) bool {
+// IsGlob reports whether s contains a glob metacharacter.
+func IsGlob(s string) bool {
 	return strings.ContainsAny(s, "*?[\\")
 }
 

@@ -89,6 +89,19 @@ func unknownKey(path, name string) string {
 	return "unknown key; did you mean " + orList(s) + "?"
 }
 
+// unknownKeyOf is unknownKey for a block outside the schema's paths (the
+// value of a map entry): the suggestion is the nearest of its own keys.
+func unknownKeyOf(fields []yamlField, name string) string {
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.name
+	}
+	if s := suggestValue(name, names); len(s) > 0 {
+		return "unknown key; did you mean " + orList(s) + "?"
+	}
+	return "unknown key"
+}
+
 // suggest returns the keys to offer for name at path, best first.
 func suggest(path, name string) []string {
 	here := schemaPath(path)

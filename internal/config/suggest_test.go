@@ -167,7 +167,7 @@ func TestNoUpstreams(t *testing.T) {
 // the valid ones and, when one is close (the key rule: case, '_' and '-'
 // ignored, at most 2 edits, less than half its length), names it.
 func TestEnumValueSuggestions(t *testing.T) {
-	const strategies = "adaptive, failover, least-conn, p2c-ewma, round-robin, smooth-wrr, weighted-random"
+	const strategies = "adaptive, failover, least-conn, lowest-cost, p2c-ewma, round-robin, smooth-wrr, weighted-random"
 	const providers = "openai, anthropic, azure-openai, openai-compatible, gemini, vertex, bedrock"
 	upstream := func(extra string) string { return minimalUpstream + extra }
 	tests := []struct {

@@ -48,6 +48,7 @@ func (c *Config) validate(simulated bool) Errors {
 	c.Affinity.check(v, "affinity")
 	c.Health.check(v, "health")
 	c.Circuit.check(v, "circuit")
+	c.checkPricing(v)
 
 	x := &crossRefs{
 		upstreams:   c.Upstreams,
@@ -197,6 +198,13 @@ func (v *validator) positive(path string, d time.Duration) {
 func (v *validator) nonNegative(path string, d time.Duration) {
 	if d < 0 {
 		v.add(path, "must be ≥ 0, got %s", d)
+	}
+}
+
+// share checks a fraction in (0, 1].
+func (v *validator) share(path string, f float64) {
+	if math.IsNaN(f) || f <= 0 || f > 1 {
+		v.add(path, "must be in (0, 1], got %v", f)
 	}
 }
 

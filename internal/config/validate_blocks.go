@@ -126,6 +126,9 @@ func (a *Affinity) check(v *validator, path string) {
 	v.positive(path+".response_ttl", a.ResponseTTL)
 	v.between(path+".conversation_max_bytes", int64(a.ConversationMaxBytes), 1024, 64<<20)
 	v.between(path+".max_conversations", int64(a.MaxConversations), 1, maxAffinityEntries)
+	v.between(path+".prefix.min_tokens", int64(a.Prefix.MinTokens), 1, maxPrefixMinTokens)
+	v.positive(path+".prefix.ttl", a.Prefix.TTL)
+	v.share(path+".prefix.max_share", a.Prefix.MaxShare)
 }
 
 func (h *Health) check(v *validator, path string) {
@@ -257,7 +260,7 @@ func (r *Route) check(v *validator, path string, i int, x *crossRefs) {
 			v.add(ep, "must not be empty")
 		case m == r.Model:
 			v.add(ep, "must not be the route's own model %q", m)
-		case isGlob(m):
+		case IsGlob(m):
 			v.add(ep, "must be a model name, not a pattern, got %q", m)
 		default:
 			if k, dup := seen[m]; dup {
@@ -272,6 +275,13 @@ func (r *Route) check(v *validator, path string, i int, x *crossRefs) {
 	}
 
 	a := r.Affinity
+	if a.Prefix.MinTokens != 0 {
+		v.between(p("affinity.prefix.min_tokens"), int64(a.Prefix.MinTokens), 1, maxPrefixMinTokens)
+	}
+	v.nonNegative(p("affinity.prefix.ttl"), a.Prefix.TTL)
+	if a.Prefix.MaxShare != 0 {
+		v.share(p("affinity.prefix.max_share"), a.Prefix.MaxShare)
+	}
 	v.nonNegative(p("affinity.sliding_ttl"), a.SlidingTTL)
 	v.nonNegative(p("affinity.absolute_ttl"), a.AbsoluteTTL)
 	if a.SlidingTTL < 0 || a.AbsoluteTTL < 0 || (a.SlidingTTL == 0 && a.AbsoluteTTL == 0) {

@@ -86,8 +86,7 @@ func (u *Upstream) check(v *validator, path string, i int, x *crossRefs) {
 	v.atLeast(p("rate_limit.rpm"), int64(u.RateLimit.RPM), 0)
 	v.atLeast(p("rate_limit.tpm"), int64(u.RateLimit.TPM), 0)
 	u.SpendLimit.check(v, p("spend_limit"))
-	v.amount(p("price.input_per_mtok"), u.Price.InputPerMTok)
-	v.amount(p("price.output_per_mtok"), u.Price.OutputPerMTok)
+	u.checkPrices(v, p)
 	v.oneOf(p("affinity_migration.mode"), u.AffinityMigration.Mode, migrationModes)
 	v.atLeast(p("affinity_migration.max_content_length"), u.AffinityMigration.MaxContentLength, 0)
 

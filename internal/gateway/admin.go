@@ -197,13 +197,14 @@ func timeOrNil(t time.Time) *time.Time {
 
 // Explain implements admin.Observer.
 func (a adminGateway) Explain(q admin.ExplainQuery) (*balancer.Decision, error) {
-	d, err := a.g.Explain(context.Background(), proxy.ExplainRequest{Model: q.Model, Key: q.Key, Session: q.Session, Stream: q.Stream})
+	d, err := a.g.Explain(context.Background(), proxy.ExplainRequest{Model: q.Model, Key: q.Key, Session: q.Session, Stream: q.Stream,
+		InputTokens: q.InputTokens, MaxTokens: q.MaxTokens, Provider: q.Provider})
 	switch {
 	case err == nil:
 		return d, nil
 	case errors.Is(err, proxy.ErrUnauthorized), errors.Is(err, proxy.ErrModelNotFound):
 		return nil, fmt.Errorf("%w: %s", admin.ErrNotFound, err.Error())
-	case errors.Is(err, proxy.ErrModelNotAllowed):
+	case errors.Is(err, proxy.ErrModelNotAllowed), errors.Is(err, proxy.ErrInvalidRequest):
 		return nil, fmt.Errorf("%w: %s", admin.ErrInvalid, err.Error())
 	}
 	return nil, err

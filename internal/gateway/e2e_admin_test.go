@@ -445,17 +445,21 @@ func TestAdminUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := []store.RequestLog{
-		{ID: "old", Time: now.Add(-2 * time.Hour), Key: "e2e", Upstream: "up-a", Status: 200, InputTokens: 1000, OutputTokens: 1000},
-		{ID: "1", Time: now.Add(-30 * time.Minute), Key: "e2e", Upstream: "up-a", Status: 200, InputTokens: 1_000_000, OutputTokens: 100_000},
-		{ID: "2", Time: now.Add(-20 * time.Minute), Key: "other", Upstream: "up-a", Status: 200, InputTokens: 10, OutputTokens: 20},
-		{ID: "3", Time: now.Add(-10 * time.Minute), Key: "e2e", Upstream: "up-b", Status: 200, InputTokens: 5, OutputTokens: 7, ErrorClass: "stream_interrupted"},
+		// Costs as logged when served, at up-a's price then (2 and 10 USD
+		// per million tokens); up-a's price today is another.
+		{ID: "yesterday", Time: now.Add(-14 * time.Hour), Key: "e2e", Model: "gpt-4o", Upstream: "up-a", Status: 200, InputTokens: 100, OutputTokens: 100, CostUSD: 0.0012},
+		{ID: "old", Time: now.Add(-2 * time.Hour), Key: "e2e", Model: "gpt-4o", Upstream: "up-a", Status: 200, InputTokens: 1000, OutputTokens: 1000, CostUSD: 0.012},
+		{ID: "1", Time: now.Add(-30 * time.Minute), Key: "e2e", Model: "gpt-4o", Upstream: "up-a", Status: 200, InputTokens: 1_000_000, OutputTokens: 100_000,
+			CacheReadTokens: 500_000, CacheWriteTokens: 1000, CostUSD: 3},
+		{ID: "2", Time: now.Add(-20 * time.Minute), Key: "other", Model: "gpt-4o-mini", Upstream: "up-a", Status: 200, InputTokens: 10, OutputTokens: 20, CostUSD: 0.00022},
+		{ID: "3", Time: now.Add(-10 * time.Minute), Key: "e2e", Model: "gpt-4o", Upstream: "up-b", Status: 200, InputTokens: 5, OutputTokens: 7, ErrorClass: "stream_interrupted", Unpriced: true},
 		{ID: "4", Time: now.Add(-time.Minute), Key: "e2e", Status: 502, ErrorClass: "no_upstream_available"},
 	}
 	if err := st.InsertRequestLogs(context.Background(), logs); err != nil {
 		t.Fatal(err)
 	}
 	a := upstreamAt("up-a", config.ProviderOpenAI, deadURL(t), 0, "gpt-4o")
-	a.Price = config.Price{InputPerMTok: 2, OutputPerMTok: 10}
+	a.Price = config.Price{InputPerMTok: 200, OutputPerMTok: 1000}
 	cfg := config.Default()
 	cfg.Listen, cfg.Store.DSN, cfg.Health.Interval, cfg.Admin.Token = "127.0.0.1:0", dsn, 0, adminToken
 	k := config.DefaultKey()
@@ -469,7 +473,10 @@ func TestAdminUsage(t *testing.T) {
 		Requests     int64   `json:"requests"`
 		InputTokens  int64   `json:"input_tokens"`
 		OutputTokens int64   `json:"output_tokens"`
+		CacheRead    int64   `json:"cache_read_tokens"`
+		CacheWrite   int64   `json:"cache_write_tokens"`
 		USD          float64 `json:"usd"`
+		Unpriced     int64   `json:"unpriced"`
 		Errors       int64   `json:"errors"`
 	}
 	cases := []struct {
@@ -478,19 +485,30 @@ func TestAdminUsage(t *testing.T) {
 	}{
 		{"", []row{ // the last 24 hours, by upstream
 			{Name: "(none)", Requests: 1, Errors: 1},
-			{Name: "up-a", Requests: 3, InputTokens: 1_001_010, OutputTokens: 101_020, USD: 2.002020 + 1.010200},
-			{Name: "up-b", Requests: 1, InputTokens: 5, OutputTokens: 7, Errors: 1},
+			{Name: "up-a", Requests: 4, InputTokens: 1_001_110, OutputTokens: 101_120, CacheRead: 500_000, CacheWrite: 1000, USD: 0.0012 + 0.012 + 3 + 0.00022},
+			{Name: "up-b", Requests: 1, InputTokens: 5, OutputTokens: 7, Unpriced: 1, Errors: 1},
+		}},
+		{"?by=day", []row{
+			{Name: "2025-05-31", Requests: 1, InputTokens: 100, OutputTokens: 100, USD: 0.0012},
+			{Name: "2025-06-01", Requests: 5, InputTokens: 1_001_015, OutputTokens: 101_027, CacheRead: 500_000, CacheWrite: 1000,
+				USD: 0.012 + 3 + 0.00022, Unpriced: 1, Errors: 2},
+		}},
+		{"?by=model", []row{ // the client's model, whichever upstream served it
+			{Name: "(none)", Requests: 1, Errors: 1},
+			{Name: "gpt-4o", Requests: 4, InputTokens: 1_001_105, OutputTokens: 101_107, CacheRead: 500_000, CacheWrite: 1000,
+				USD: 0.0012 + 0.012 + 3, Unpriced: 1, Errors: 1},
+			{Name: "gpt-4o-mini", Requests: 1, InputTokens: 10, OutputTokens: 20, USD: 0.00022},
 		}},
 		{"?since=1h", []row{
 			{Name: "(none)", Requests: 1, Errors: 1},
-			{Name: "up-a", Requests: 2, InputTokens: 1_000_010, OutputTokens: 100_020, USD: 2.00002 + 1.0002},
-			{Name: "up-b", Requests: 1, InputTokens: 5, OutputTokens: 7, Errors: 1},
+			{Name: "up-a", Requests: 2, InputTokens: 1_000_010, OutputTokens: 100_020, CacheRead: 500_000, CacheWrite: 1000, USD: 3 + 0.00022},
+			{Name: "up-b", Requests: 1, InputTokens: 5, OutputTokens: 7, Unpriced: 1, Errors: 1},
 		}},
 		{"?since=" + now.Add(-15*time.Minute).Format(time.RFC3339) + "&by=key", []row{
-			{Name: "e2e", Requests: 2, InputTokens: 5, OutputTokens: 7, Errors: 2},
+			{Name: "e2e", Requests: 2, InputTokens: 5, OutputTokens: 7, Unpriced: 1, Errors: 2},
 		}},
 		{"?since=25m&by=key", []row{
-			{Name: "e2e", Requests: 2, InputTokens: 5, OutputTokens: 7, Errors: 2},
+			{Name: "e2e", Requests: 2, InputTokens: 5, OutputTokens: 7, Unpriced: 1, Errors: 2},
 			{Name: "other", Requests: 1, InputTokens: 10, OutputTokens: 20, USD: 0.00002 + 0.0002},
 		}},
 	}
@@ -505,9 +523,10 @@ func TestAdminUsage(t *testing.T) {
 			}
 			for i := range got {
 				w, g := c.want[i], got[i]
-				if g.Name != w.Name || g.Requests != w.Requests || g.InputTokens != w.InputTokens ||
-					g.OutputTokens != w.OutputTokens || g.Errors != w.Errors || abs(g.USD-w.USD) > 1e-9 {
-					t.Fatalf("row %d: %+v, want %+v", i, g, w)
+				gUSD, wUSD := g.USD, w.USD
+				g.USD, w.USD = 0, 0
+				if g != w || abs(gUSD-wUSD) > 1e-9 {
+					t.Fatalf("row %d: %+v usd %v, want %+v usd %v", i, g, gUSD, w, wUSD)
 				}
 			}
 		})

@@ -207,6 +207,9 @@ func TestAccessLog(t *testing.T) {
 				if _, ok := l["latency_ms"].(float64); !ok {
 					t.Errorf("line %d has no latency_ms: %v", i, l)
 				}
+				if _, ok := l["cost_usd"].(float64); !ok {
+					t.Errorf("line %d has no cost_usd: %v", i, l)
+				}
 			}
 			if strings.Contains(logs.String(), testKey) || strings.Contains(logs.String(), "sk-upstream-") {
 				t.Error("an access line carries a key")

@@ -23,6 +23,7 @@ import (
 	"switchyard/internal/health"
 	"switchyard/internal/limits"
 	"switchyard/internal/metrics"
+	"switchyard/internal/pricing"
 	"switchyard/internal/proxy"
 	"switchyard/internal/state"
 	"switchyard/internal/store"
@@ -57,6 +58,9 @@ type Options struct {
 	ReadTimeout time.Duration
 	// Version is the binary's version, the traces' service.version.
 	Version string
+	// ConfigDir is the directory a relative pricing.catalogue file is
+	// read from: the configuration file's. Default: the working directory.
+	ConfigDir string
 }
 
 // Bounds on reading a client's request (http.Server's ReadHeaderTimeout and
@@ -97,6 +101,8 @@ type Gateway struct {
 	// transport carries upstream requests and the adapters' own exchanges
 	// (Vertex's token requests).
 	transport http.RoundTripper
+	// catalogue is pricing.catalogue, loaded once by New (nil: none).
+	catalogue *pricing.Catalogue
 
 	reloadMu sync.Mutex     // serialises Reload
 	admin    *admin.Service // the admin API's domain; one per gateway, so that its changes serialise
@@ -130,7 +136,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	if opts.Transport == nil {
 		opts.Transport = proxy.NewTransport()
 	}
-	g := &Gateway{
+	catalogue, err := pricing.LoadCatalogue(cfg.Pricing.Catalogue, opts.ConfigDir)
+	if err != nil {
+		return nil, fmt.Errorf("loading pricing.catalogue: %w", err)
+	}
+	g := &Gateway{catalogue: catalogue,
 		cfg: cfg, log: opts.Logger, clock: opts.Clock, seed: opts.Seed, store: opts.Store,
 		readHeaderTimeout: opts.ReadHeaderTimeout, readTimeout: opts.ReadTimeout, transport: opts.Transport,
 		spend:    limits.NewSpend(opts.Clock),
@@ -316,7 +326,7 @@ func (g *Gateway) buildCatalog(ctx context.Context) (*proxy.Catalog, error) {
 	}
 	return proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: ups, Keys: keys, Routes: routes, Defaults: g.cfg.Defaults, Affinity: g.cfg.Affinity,
-		Seed: g.seed, Now: g.clock.Now, Clock: g.clock, Previous: prev, Transport: g.transport,
+		Seed: g.seed, Now: g.clock.Now, Clock: g.clock, Previous: prev, Transport: g.transport, Catalogue: g.catalogue,
 	})
 }
 

@@ -144,7 +144,9 @@ func (o *opLog) request(l *store.RequestLog) {
 	if o.access {
 		o.log.Info("request", "id", l.ID, "key", l.Key, "model", l.Model, "upstream", l.Upstream, "status", l.Status,
 			"attempts", l.Attempts, "stream", l.Stream, "latency_ms", ms(l.Latency), "ttft_ms", ms(l.TTFT),
-			"input_tokens", l.InputTokens, "output_tokens", l.OutputTokens, "error_class", l.ErrorClass, "trace_id", l.TraceID)
+			"input_tokens", l.InputTokens, "output_tokens", l.OutputTokens,
+			"cache_read_tokens", l.CacheReadTokens, "cache_write_tokens", l.CacheWriteTokens, "cost_usd", l.CostUSD, "unpriced", l.Unpriced,
+			"error_class", l.ErrorClass, "trace_id", l.TraceID)
 	}
 	refused := proxy.Refused(l.Status, l.ErrorClass)
 	if !refused && l.Attempts < 2 {

@@ -103,12 +103,6 @@ func NewSpend(clk clock.Clock) *Spend {
 	return &Spend{clk: clk, totals: map[spendKey]*spendTotals{}, pending: map[pendingKey]float64{}}
 }
 
-// Cost returns the USD price of in input and out output tokens:
-// tokens × price per million tokens. Negative counts count as 0.
-func Cost(in, out int64, p config.Price) float64 {
-	return (float64(max(in, 0))*p.InputPerMTok + float64(max(out, 0))*p.OutputPerMTok) / 1e6
-}
-
 // periodStarts returns the Unix seconds of the UTC day and month holding t.
 func periodStarts(t time.Time) (day, month int64) {
 	t = t.UTC()

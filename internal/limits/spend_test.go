@@ -20,29 +20,6 @@ import (
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
-func TestCost(t *testing.T) {
-	gpt4o := config.Price{InputPerMTok: 2.5, OutputPerMTok: 10}
-	tests := []struct {
-		name    string
-		in, out int64
-		p       config.Price
-		want    float64
-	}{
-		{"one million each", 1_000_000, 1_000_000, gpt4o, 12.5},
-		{"typical request", 1200, 350, gpt4o, 0.003 + 0.0035},
-		{"input only", 4000, 0, gpt4o, 0.01},
-		{"free upstream", 5000, 5000, config.Price{}, 0},
-		{"negative counts are zero", -100, 1000, gpt4o, 0.01},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Cost(tc.in, tc.out, tc.p); !near(got, tc.want) {
-				t.Fatalf("Cost(%d, %d) = %v, want %v", tc.in, tc.out, got, tc.want)
-			}
-		})
-	}
-}
-
 func TestSpendPeriodsRollOverInUTC(t *testing.T) {
 	tests := []struct {
 		name               string

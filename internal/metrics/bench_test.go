@@ -75,7 +75,7 @@ func BenchmarkTokensSpendSelection(b *testing.B) {
 	for b.Loop() {
 		u := ups[i%len(ups)]
 		i++
-		m.Tokens(u, "gpt-4o", 1200, 300)
+		m.Tokens(u, "gpt-4o", 1200, 300, 1024, 0)
 		m.Spend(u, "team-a", 0.0042)
 		m.Selection("gpt-4o", u)
 		m.Affinity(AffinityHit)

@@ -19,7 +19,8 @@ func recordAll(m *Metrics) {
 	m.UpstreamError("openai-main", ErrorTimeout)
 	m.RateLimited("openai-main", LimitRequests)
 	m.TTFT("openai-main", time.Second)
-	m.Tokens("openai-main", "gpt-4o", 1, 1)
+	m.Tokens("openai-main", "gpt-4o", 1, 1, 0, 0)
+	m.Cost("openai-main", "gpt-4o", "k", 1)
 	m.Spend("openai-main", "k", 1)
 	m.Selection("gpt-4o", "openai-main")
 	m.Affinity(AffinityHit)
@@ -45,8 +46,8 @@ func families(t *testing.T) map[string]string {
 			out[f.GetName()] = strings.ToLower(f.GetType().String())
 		}
 	}
-	if len(out) != 21 {
-		t.Fatalf("got %d switchyard_ families, want 21: %v", len(out), out)
+	if len(out) != 22 {
+		t.Fatalf("got %d switchyard_ families, want 22: %v", len(out), out)
 	}
 	return out
 }

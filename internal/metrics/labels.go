@@ -278,10 +278,14 @@ const (
 	AffinityMigrated = "migrated"
 	// AffinityStandIn means the home was unavailable and the session's stand-in went first.
 	AffinityStandIn = "stand_in"
+	// AffinityYielded means a prefix binding's upstream carried more than
+	// affinity.prefix.max_share of the route's in-flight requests, and
+	// normal selection decided.
+	AffinityYielded = "yielded"
 )
 
 // affinityResults lists the bounded affinity results, Other last.
-var affinityResults = [...]string{AffinityHit, AffinityMiss, AffinityFallthrough, AffinityMigrated, AffinityStandIn, Other}
+var affinityResults = [...]string{AffinityHit, AffinityMiss, AffinityFallthrough, AffinityMigrated, AffinityStandIn, AffinityYielded, Other}
 
 // affinityIndex returns the index of r in affinityResults.
 func affinityIndex(r string) int {
@@ -296,8 +300,10 @@ func affinityIndex(r string) int {
 		return 3
 	case AffinityStandIn:
 		return 4
+	case AffinityYielded:
+		return 5
 	}
-	return 5
+	return 6
 }
 
 // Breaker state labels, the names of health.State.

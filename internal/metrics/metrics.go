@@ -50,6 +50,7 @@ type Metrics struct {
 	ttft        *prometheus.HistogramVec
 	tokens      *prometheus.CounterVec
 	spend       *prometheus.CounterVec
+	cost        *prometheus.CounterVec
 	selections  *prometheus.CounterVec
 	affinity    [len(affinityResults)]prometheus.Counter
 	hedges      *prometheus.CounterVec
@@ -63,14 +64,15 @@ type Metrics struct {
 	upErrorsC    *children[[2]string, prometheus.Counter]  // upstream, class
 	rateLimitedC *children[[2]string, prometheus.Counter]  // upstream, limit_type
 	ttftC        *children[[1]string, prometheus.Observer] // upstream
-	tokensC      *children[[2]string, tokenPair]           // upstream, model
+	tokensC      *children[[2]string, tokenSet]            // upstream, model
 	spendC       *children[[2]string, prometheus.Counter]  // upstream, key
+	costC        *children[[3]string, prometheus.Counter]  // upstream, model, key
 	selectionsC  *children[[2]string, prometheus.Counter]  // route, upstream
 	hedgesC      *children[[2]string, prometheus.Counter]  // route, result
 }
 
-// tokenPair holds the input and output children of one upstream and model.
-type tokenPair struct{ in, out prometheus.Counter }
+// tokenSet holds the children of one upstream and model, one a direction.
+type tokenSet struct{ in, out, cacheRead, cacheWrite prometheus.Counter }
 
 // An Option configures New.
 type Option func(*Metrics)
@@ -153,8 +155,11 @@ func New(upstreams, models func() []string, opts ...Option) *Metrics {
 		"Time from sending an attempt to the first token (first SSE event, or the response headers when not streaming), by upstream.",
 		ttftBuckets, "upstream")
 	m.tokens = counter("switchyard_tokens_total",
-		"Tokens reported by upstream usage (a stream cut before its usage: one output token per content event received), by upstream, client model and direction (input or output).",
+		"Tokens reported by upstream usage (a stream cut before its usage: one output token per content event received), by upstream, client model and direction: input (every prompt token, the prompt cache's included), output, and cache_read and cache_write (the parts of input read from and written to the prompt cache).",
 		"upstream", "model", "direction")
+	m.cost = counter("switchyard_cost_usd_total",
+		"Cost of served requests in US dollars (input, output, cache-read and cache-write tokens × the model's price on the upstream), by upstream, client model and client key. Unpriced requests add nothing.",
+		"upstream", "model", "key")
 	m.spend = counter("switchyard_spend_usd_total",
 		"Cost of served requests in US dollars (tokens × configured price), by upstream and client key.",
 		"upstream", "key")
@@ -185,11 +190,16 @@ func New(upstreams, models func() []string, opts ...Option) *Metrics {
 	m.upErrorsC = newChildren(func(k [2]string) prometheus.Counter { return m.upErrors.WithLabelValues(k[:]...) })
 	m.rateLimitedC = newChildren(func(k [2]string) prometheus.Counter { return m.rateLimited.WithLabelValues(k[:]...) })
 	m.ttftC = newChildren(func(k [1]string) prometheus.Observer { return m.ttft.WithLabelValues(k[:]...) })
-	m.tokensC = newChildren(func(k [2]string) tokenPair {
-		return tokenPair{
-			in:  m.tokens.WithLabelValues(k[0], k[1], "input"),
-			out: m.tokens.WithLabelValues(k[0], k[1], "output"),
+	m.tokensC = newChildren(func(k [2]string) tokenSet {
+		return tokenSet{
+			in:         m.tokens.WithLabelValues(k[0], k[1], "input"),
+			out:        m.tokens.WithLabelValues(k[0], k[1], "output"),
+			cacheRead:  m.tokens.WithLabelValues(k[0], k[1], "cache_read"),
+			cacheWrite: m.tokens.WithLabelValues(k[0], k[1], "cache_write"),
 		}
+	})
+	m.costC = newChildren(func(k [3]string) prometheus.Counter {
+		return m.cost.WithLabelValues(k[0], k[1], validLabel(k[2]))
 	})
 	m.spendC = newChildren(func(k [2]string) prometheus.Counter {
 		return m.spend.WithLabelValues(k[0], validLabel(k[1]))
@@ -232,11 +242,11 @@ func (m *Metrics) Refresh() {
 		return
 	}
 	m.deleteSeries("upstream", old.upstreams.dropped(next.upstreams),
-		m.requests, m.duration, m.attempts, m.upErrors, m.rateLimited, m.ttft, m.tokens, m.spend, m.selections)
-	m.deleteSeries("model", old.models.dropped(next.models), m.requests, m.tokens)
+		m.requests, m.duration, m.attempts, m.upErrors, m.rateLimited, m.ttft, m.tokens, m.spend, m.cost, m.selections)
+	m.deleteSeries("model", old.models.dropped(next.models), m.requests, m.tokens, m.cost)
 	m.deleteSeries("route", old.routes.dropped(next.routes), m.retries, m.selections, m.hedges)
 	if old.keys != nil && next.keys != nil {
-		m.deleteSeries("key", old.keys.dropped(next.keys), m.spend)
+		m.deleteSeries("key", old.keys.dropped(next.keys), m.spend, m.cost)
 	}
 	m.resetCaches()
 }
@@ -268,6 +278,7 @@ func (m *Metrics) resetCaches() {
 	m.ttftC.reset()
 	m.tokensC.reset()
 	m.spendC.reset()
+	m.costC.reset()
 	m.selectionsC.reset()
 }
 

@@ -35,9 +35,12 @@ func TestFamilies(t *testing.T) {
 	m.RateLimited("anthropic-a", "")
 	m.TTFT("openai-main", 250*time.Millisecond)
 	m.TTFT("openai-main", 750*time.Millisecond)
-	m.Tokens("openai-main", "gpt-4o", 120, 30)
-	m.Tokens("openai-main", "gpt-4o", 80, 0)
+	m.Tokens("openai-main", "gpt-4o", 120, 30, 64, 0)
+	m.Tokens("openai-main", "gpt-4o", 80, 0, 0, 16)
 	m.Spend("openai-main", "team-a", 0.25)
+	m.Cost("openai-main", "gpt-4o", "team-a", 0.25)
+	m.Cost("openai-main", "gpt-4o", "team-a", 0.5)
+	m.Cost("openai-main", "gpt-4o", "team-a", 0)
 	m.Spend("openai-main", "team-a", 0.5)
 	m.Selection("gpt-4o", "openai-main")
 	m.Affinity(AffinityHit)
@@ -75,13 +78,16 @@ func TestFamilies(t *testing.T) {
 		}},
 		{"switchyard_ttft_seconds", map[string]float64{"upstream=openai-main": 2}},
 		{"switchyard_tokens_total", map[string]float64{
-			"direction=input,model=gpt-4o,upstream=openai-main":  200,
-			"direction=output,model=gpt-4o,upstream=openai-main": 30,
+			"direction=input,model=gpt-4o,upstream=openai-main":       200,
+			"direction=output,model=gpt-4o,upstream=openai-main":      30,
+			"direction=cache_read,model=gpt-4o,upstream=openai-main":  64,
+			"direction=cache_write,model=gpt-4o,upstream=openai-main": 16,
 		}},
+		{"switchyard_cost_usd_total", map[string]float64{"key=team-a,model=gpt-4o,upstream=openai-main": 0.75}},
 		{"switchyard_spend_usd_total", map[string]float64{"key=team-a,upstream=openai-main": 0.75}},
 		{"switchyard_selections_total", map[string]float64{"route=gpt-4o,upstream=openai-main": 1}},
 		{"switchyard_affinity_total", map[string]float64{
-			"result=hit": 2, "result=miss": 0, "result=fallthrough": 0, "result=migrated": 1, "result=stand_in": 0, "result=other": 0,
+			"result=hit": 2, "result=miss": 0, "result=fallthrough": 0, "result=migrated": 1, "result=stand_in": 0, "result=yielded": 0, "result=other": 0,
 		}},
 		{"switchyard_request_logs_dropped_total", map[string]float64{"": 3}},
 	}
@@ -163,7 +169,7 @@ func TestBoundedLabels(t *testing.T) {
 		{"unknown affinity result", nil,
 			func(m *Metrics) { m.Affinity("session-abc") },
 			"switchyard_affinity_total",
-			map[string]float64{"result=hit": 0, "result=miss": 0, "result=fallthrough": 0, "result=migrated": 0, "result=stand_in": 0, "result=other": 1}},
+			map[string]float64{"result=hit": 0, "result=miss": 0, "result=fallthrough": 0, "result=migrated": 0, "result=stand_in": 0, "result=yielded": 0, "result=other": 1}},
 		{"keys accepted as given without WithKeys", nil,
 			func(m *Metrics) { m.Spend("openai-main", "team-b", 1); m.Spend("openai-main", "", 2) },
 			"switchyard_spend_usd_total",
@@ -181,7 +187,8 @@ func TestBoundedLabels(t *testing.T) {
 				m.Spend("openai-main", "k", -1)
 				m.Spend("openai-main", "k", math.NaN())
 				m.Spend("openai-main", "k", math.Inf(1))
-				m.Tokens("openai-main", "gpt-4o", -5, 0)
+				m.Tokens("openai-main", "gpt-4o", -5, 0, 0, 0)
+				m.Cost("openai-main", "gpt-4o", "k", math.NaN())
 			},
 			"switchyard_spend_usd_total", map[string]float64{}},
 	}
@@ -215,7 +222,7 @@ func TestRefresh(t *testing.T) {
 	clk.Advance(5 * time.Second)
 	m.Attempt("b", OutcomeSuccess) // the miss refreshes: "b" is known now
 	m.Attempt("a", OutcomeSuccess)
-	m.Tokens("a", "m", 10, 1)
+	m.Tokens("a", "m", 10, 1, 0, 0)
 	equalValues(t, "after interval", values(t, reg, "switchyard_upstream_attempts_total"),
 		map[string]float64{"outcome=success,upstream=other": 2, "outcome=success,upstream=b": 1, "outcome=success,upstream=a": 1})
 
@@ -304,15 +311,16 @@ func TestLint(t *testing.T) {
 		"switchyard_requests_total", "switchyard_request_duration_seconds", "switchyard_upstream_attempts_total",
 		"switchyard_retries_total", "switchyard_upstream_errors_total", "switchyard_rate_limited_total",
 		"switchyard_ttft_seconds", "switchyard_tokens_total", "switchyard_spend_usd_total",
-		"switchyard_selections_total", "switchyard_affinity_total", "switchyard_request_logs_dropped_total",
+		"switchyard_cost_usd_total", "switchyard_selections_total", "switchyard_affinity_total", "switchyard_request_logs_dropped_total",
 		"switchyard_upstream_in_flight", "switchyard_upstream_queue_depth",
 		"switchyard_upstream_breaker_state", "switchyard_upstream_cooldown_active")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// one series per family, except tokens (2), affinity (6) and breaker state (3)
-	if n != 24 {
-		t.Errorf("series = %d, want 24", n)
+	// one series per family, except tokens (4 directions), affinity (7)
+	// and breaker state (3)
+	if n != 28 {
+		t.Errorf("series = %d, want 28", n)
 	}
 }
 

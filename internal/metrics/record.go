@@ -3,6 +3,8 @@ package metrics
 import (
 	"math"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Request records one answered client request: upstream is the upstream
@@ -63,19 +65,33 @@ func (m *Metrics) TTFT(upstream string, d time.Duration) {
 	m.ttftC.get([1]string{m.upstream(upstream)}).Observe(d.Seconds())
 }
 
-// Tokens adds the input and output tokens an upstream reported for one
-// request of the client model. Counts of 0 or less are ignored.
-func (m *Metrics) Tokens(upstream, model string, in, out int64) {
+// Tokens adds the tokens an upstream reported for one request of the
+// client model: input (the prompt cache's included), output, and the
+// parts of input read from and written to the prompt cache. Counts of 0
+// or less are ignored.
+func (m *Metrics) Tokens(upstream, model string, in, out, cacheRead, cacheWrite int64) {
 	if in <= 0 && out <= 0 {
 		return
 	}
 	p := m.tokensC.get([2]string{m.upstream(upstream), m.model(model)})
-	if in > 0 {
-		p.in.Add(float64(in))
+	for _, c := range [...]struct {
+		n int64
+		c prometheus.Counter
+	}{{in, p.in}, {out, p.out}, {cacheRead, p.cacheRead}, {cacheWrite, p.cacheWrite}} {
+		if c.n > 0 {
+			c.c.Add(float64(c.n))
+		}
 	}
-	if out > 0 {
-		p.out.Add(float64(out))
+}
+
+// Cost adds the USD cost of one request of the client model served by
+// upstream for key to switchyard_cost_usd_total. A cost of 0 or less (an
+// unpriced request), NaN or +Inf is ignored.
+func (m *Metrics) Cost(upstream, model, key string, usd float64) {
+	if !(usd > 0) || math.IsInf(usd, 1) {
+		return
 	}
+	m.costC.get([3]string{m.upstream(upstream), m.model(model), m.key(key)}).Add(usd)
 }
 
 // Spend adds the cost in US dollars of one request served by upstream for

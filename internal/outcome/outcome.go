@@ -82,8 +82,13 @@ type Outcome struct {
 	Cooldown  time.Duration
 	LimitType string
 	// InputTokens and OutputTokens are the usage counted for the attempt:
-	// what the upstream reported, or what arrived before a cut.
+	// what the upstream reported, or what arrived before a cut. InputTokens
+	// counts every prompt token, the prompt cache's included.
 	InputTokens, OutputTokens int64
+	// CacheReadTokens and CacheWriteTokens are the parts of InputTokens
+	// the upstream reported read from and written to its prompt cache
+	// (docs/protocols.md#usage-and-cache-tokens).
+	CacheReadTokens, CacheWriteTokens int64
 }
 
 // Of returns an outcome of class c with detail d.

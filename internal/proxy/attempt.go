@@ -40,16 +40,21 @@ type attempt struct {
 	up    *upstream
 	lease state.Lease
 	rs    config.RouteSettings
-	model string // the model tried: the request's, or a fallback
-	body  []byte // the client's body, with model
-	i     int    // its place in the request log's list
-	hedge bool   // started as a hedge beside a slower attempt
+	model string      // the model tried: the request's, or a fallback
+	out   *outputEWMA // the route's output tokens, fed by a success
+	body  []byte      // the client's body, with model
+	i     int         // its place in the request log's list
+	hedge bool        // started as a hedge beside a slower attempt
 	// cancel ends the attempt's context with a cause: its first-byte or
 	// idle timeout, a lost race, or the attempt's end.
 	cancel    context.CancelCauseFunc
 	firstByte clock.Timer
-	started   bool            // start reached the first data event
-	o         outcome.Outcome // how a failed start ended
+	started   bool // start reached the first data event
+	// askedUsage: the client's stream did not ask for usage, so the
+	// request asks for it and the relay drops its chunk
+	// (codec.StreamUsage).
+	askedUsage bool
+	o          outcome.Outcome // how a failed start ended
 	answer
 	wireState
 }
@@ -114,7 +119,11 @@ func (a *attempt) start(ctx context.Context) bool {
 func (a *attempt) encode(upModel string) ([]byte, error) {
 	q := a.req
 	if a.wire == nil {
-		return q.codec.Encode(a.body, modelChange(a.model, upModel), a.up.family(a.model))
+		body, err := q.codec.Encode(a.body, modelChange(a.model, upModel), a.up.family(a.model))
+		if su, ok := q.codec.(codec.StreamUsage); ok && err == nil && q.stream {
+			body, a.askedUsage, err = su.AskUsage(body)
+		}
+		return body, err
 	}
 	req, err := q.tr.canonical(q.body, q.model, q.stream)
 	if err != nil {
@@ -223,6 +232,7 @@ func (a *attempt) end(res outcome.Outcome, e state.Ending) {
 		o.Metrics.UpstreamError(name, res.Kind)
 	}
 	if res.Class == outcome.Success {
+		a.out.observe(res.OutputTokens)
 		if ttft := cmp.Or(res.TTFT, res.Headers); ttft > 0 {
 			o.Metrics.TTFT(name, ttft)
 		}
@@ -230,12 +240,13 @@ func (a *attempt) end(res outcome.Outcome, e state.Ending) {
 	// Tokens are billed whenever the upstream reported them: a success, a
 	// stream its client left, a hedge that lost after its first event.
 	if in, out := res.InputTokens, res.OutputTokens; in > 0 || out > 0 {
-		o.Metrics.Tokens(name, q.model, in, out)
-		if cost := limits.Cost(in, out, a.up.cfg.Price); cost > 0 {
+		o.Metrics.Tokens(name, q.model, in, out, res.CacheReadTokens, res.CacheWriteTokens)
+		if cost, _ := a.cost(&res); cost > 0 {
 			key := q.key.cfg.Name
 			o.Spend.Add(limits.ScopeUpstream, name, cost)
 			o.Spend.Add(limits.ScopeKey, key, cost)
 			o.Metrics.Spend(name, key, cost)
+			o.Metrics.Cost(name, q.model, key, cost)
 			e.Spend, e.SpendKey = cost, key
 		}
 	}
@@ -253,9 +264,9 @@ func (a *attempt) end(res outcome.Outcome, e state.Ending) {
 func (a *attempt) lose(route string) outcome.Outcome {
 	o := a.o
 	if a.started {
-		in, out := a.tokensSoFar()
+		u := a.tokensSoFar()
 		a.close()
-		o = outcome.Outcome{Class: outcome.Canceled, Detail: "hedge lost", InputTokens: in, OutputTokens: out}
+		o = withUsage(outcome.Outcome{Class: outcome.Canceled, Detail: "hedge lost"}, u)
 	}
 	if a.hedge {
 		a.req.s.opts.Metrics.Hedge(route, metrics.HedgeLost)
@@ -269,7 +280,7 @@ func (a *attempt) lose(route string) outcome.Outcome {
 // or, when it reported no output, the output it carried (as the client's
 // codec observes it, or a translated one's decoded chunks); 0 for a whole
 // answer, which is read but never relayed.
-func (a *attempt) tokensSoFar() (in, out int64) {
+func (a *attempt) tokensSoFar() codec.Usage {
 	var s codec.StreamState
 	switch {
 	case a.wire != nil:
@@ -279,5 +290,5 @@ func (a *attempt) tokensSoFar() (in, out int64) {
 	case a.first != nil:
 		a.req.codec.Observe(&s, a.first)
 	}
-	return s.In, s.OutSoFar()
+	return s.SoFar()
 }

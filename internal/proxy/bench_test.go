@@ -158,3 +158,32 @@ func benchPost(b *testing.B, srv *Server, path string, body []byte) {
 		}
 	}
 }
+
+// BenchmarkServeHTTPPreferences is BenchmarkServeHTTP/10-upstreams with
+// routing preferences in the body (sort by price, one upstream ignored),
+// which the gateway parses, strips from the body and plans with.
+func BenchmarkServeHTTPPreferences(b *testing.B) {
+	var ups []config.Upstream
+	for i := range 10 {
+		u := upstreamCfg("u"+strconv.Itoa(i), config.ProviderOpenAI, "http://upstream.invalid/v1", "gpt-4o")
+		u.Price = config.Price{InputPerMTok: float64(1 + i%3), OutputPerMTok: float64(4 + i%5)}
+		ups = append(ups, u)
+	}
+	d := config.Default()
+	key := config.DefaultKey()
+	key.Name, key.Key = "k", testKey
+	cat, err := NewCatalog(CatalogInput{Upstreams: ups, Keys: []config.Key{key}, Defaults: d.Defaults,
+		Affinity: d.Affinity, Seed: 1, Now: clock.Real{}.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := New(Options{Clock: clock.Real{}, State: state.NewLocal(state.LocalOptions{Clock: clock.Real{}, Breakers: health.NewBreakers(d.Circuit, clock.Real{})}),
+		Transport: cannedTransport{body: []byte(`{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}`)},
+		Logs:      discardLogs{}}, cat)
+	body := []byte(`{"model":"gpt-4o","messages":[{"role":"user","content":"Hello, how are you today?"}],"max_tokens":64,"provider":{"sort":"price","ignore":["u0"]}}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := benchutil.CPUNow()
+	benchPost(b, srv, "/v1/chat/completions", body)
+	benchutil.ReportCPU(b, cpu)
+}

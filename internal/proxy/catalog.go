@@ -18,6 +18,7 @@ import (
 	"switchyard/internal/codec"
 	"switchyard/internal/config"
 	"switchyard/internal/limits"
+	"switchyard/internal/pricing"
 	"switchyard/internal/provider"
 )
 
@@ -48,6 +49,9 @@ type upstream struct {
 	nameValue []string
 	// system is its provider's gen_ai.system, for trace attributes.
 	system string
+	// prices prices its client models (docs/pricing.md): spend, the
+	// request log and cost-aware routing ask prices.Lookup(model).
+	prices *pricing.Prices
 }
 
 // clientKey is one client key as the hot path needs it.
@@ -66,6 +70,11 @@ type route struct {
 	hedge      hedgePolicy
 	affinity   affinity.Policy
 	affinityOn bool
+	out        *outputEWMA // output tokens of the route's answers, kept across reloads
+	// prefix holds the route's prefix affinity, on where prefixOn and
+	// affinityOn are (docs/routing.md#prefix-cache-affinity).
+	prefix   affinity.Prefix
+	prefixOn bool
 }
 
 // CatalogInput is what a Catalog is built from.
@@ -97,6 +106,9 @@ type CatalogInput struct {
 	// requests): the gateway's upstream transport. Default:
 	// http.DefaultTransport.
 	Transport http.RoundTripper
+	// Catalogue is the price catalogue upstreams' prices fall back to
+	// (pricing.LoadCatalogue of pricing.catalogue); nil is none.
+	Catalogue *pricing.Catalogue
 }
 
 // NewCatalog indexes in. It fails on a provider the registry does not
@@ -120,7 +132,8 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 		if !ok {
 			return nil, fmt.Errorf("upstream %s: unknown provider %q", u.Name, u.Provider)
 		}
-		up := &upstream{cfg: u, ep: in.Previous.endpoint(u), nameValue: []string{u.Name}, system: p.System()}
+		up := &upstream{cfg: u, ep: in.Previous.endpoint(u), nameValue: []string{u.Name}, system: p.System(),
+			prices: pricing.For(&u, in.Catalogue)}
 		if up.ep == nil {
 			a := u.Adapter()
 			a.Clock = in.Clock.Now // signs requests (Bedrock) in the gateway's time
@@ -174,6 +187,11 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 			rt.hedges = limits.NewHedgeBudget(in.Clock, r.Hedge.Budget)
 		}
 		rt.affinity, rt.affinityOn = affinity.PolicyFor(in.Affinity, r.Affinity)
+		rt.out = new(outputEWMA)
+		if old := in.Previous.sameRoute(r); old != nil {
+			rt.out = old.out
+		}
+		rt.prefix, rt.prefixOn = affinity.PrefixPolicy(in.Affinity, r.Affinity, rt.affinity)
 		return rt, nil
 	}
 	for i, r := range in.Routes {

@@ -34,7 +34,9 @@ func (a *attempt) commit(rp *reply) outcome.Outcome {
 		rp.log.Translated = a.req.codec.Name() + "->" + a.wire.Name()
 	}
 	if a.first != nil {
-		return a.relayStream(rp)
+		o := a.relayStream(rp)
+		a.noteCost(rp.log, &o)
+		return o
 	}
 	return a.relayBody(rp)
 }
@@ -47,9 +49,9 @@ func (a *attempt) relayBody(rp *reply) outcome.Outcome {
 	if a.class == outcome.Success {
 		o.Latency = log.TTFT
 		if a.usage != nil {
-			o.InputTokens, o.OutputTokens = a.usage.Input, a.usage.Output
+			o = withUsage(o, *a.usage)
 		} else {
-			o.InputTokens, o.OutputTokens = a.req.codec.Usage(a.body)
+			o = withUsage(o, a.req.codec.Usage(a.body))
 		}
 		log.InputTokens, log.OutputTokens = o.InputTokens, o.OutputTokens
 	} else {
@@ -58,6 +60,9 @@ func (a *attempt) relayBody(rp *reply) outcome.Outcome {
 	h := rp.w.Header()
 	copyResponseHeaders(h, a.resp.Header)
 	a.setGatewayHeaders(rp)
+	if usd, priced := a.noteCost(log, &o); priced && a.class == outcome.Success {
+		h["X-Switchyard-Cost"] = []string{formatCost(usd)}
+	}
 	if a.wire != nil {
 		h.Set("Content-Type", "application/json")
 	}
@@ -187,6 +192,5 @@ type codecState struct{ codec.StreamState }
 // outcome returns o with the usage seen so far (a cut stream's output
 // estimated, codec.StreamState.OutSoFar).
 func (s *codecState) outcome(o outcome.Outcome) outcome.Outcome {
-	o.InputTokens, o.OutputTokens = s.In, s.OutSoFar()
-	return o
+	return withUsage(o, s.SoFar())
 }

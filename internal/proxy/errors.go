@@ -25,6 +25,12 @@ var (
 	ErrUnauthorized = errors.New("invalid API key")
 	// ErrModelNotAllowed: the key may not use this model (403).
 	ErrModelNotAllowed = errors.New("model not allowed for this key")
+	// ErrPreferencesNotAllowed: the key may not send routing preferences
+	// (keys[].preferences: false) but the request carries them (403).
+	ErrPreferencesNotAllowed = errors.New("routing preferences not allowed for this key")
+	// ErrNoPreferredUpstream: the request's routing preferences left no
+	// upstream to try (400, docs/routing.md#per-request-preferences).
+	ErrNoPreferredUpstream = errors.New("no upstream matches the request's routing preferences")
 	// ErrModelNotFound: no upstream serves the model for this key (404).
 	ErrModelNotFound = errors.New("model not found")
 	// ErrBodyTooLarge: the body exceeds max_body_bytes (413).
@@ -103,6 +109,10 @@ func apiErrorFor(err error) *apiError {
 		return &apiError{status: 401, kind: "authentication_error", code: "invalid_api_key", msg: err.Error()}
 	case errors.Is(err, ErrModelNotAllowed):
 		return &apiError{status: 403, kind: "permission_error", code: "model_not_allowed", msg: err.Error()}
+	case errors.Is(err, ErrPreferencesNotAllowed):
+		return &apiError{status: 403, kind: "permission_error", code: "preferences_not_allowed", msg: err.Error()}
+	case errors.Is(err, ErrNoPreferredUpstream):
+		return &apiError{status: 400, kind: "invalid_request_error", code: "no_upstream_matches_preferences", msg: err.Error()}
 	case errors.Is(err, ErrModelNotFound):
 		return &apiError{status: 404, kind: "invalid_request_error", code: "model_not_found", msg: err.Error()}
 	case errors.Is(err, ErrBodyTooLarge):

@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"switchyard/internal/affinity"
+	"switchyard/internal/balancer"
 	"switchyard/internal/codec"
 	"switchyard/internal/limits"
 	"switchyard/internal/store"
@@ -42,10 +43,21 @@ type request struct {
 	// idValue is id as the X-Request-Id header value sent upstream.
 	idValue []string
 	est     int64 // estimated tokens: prompt bytes/4 + max_tokens
-	traced  bool  // the request is traced: attempts carry spans
+	// maxTokens is the body's max_tokens (or max_completion_tokens,
+	// max_output_tokens), 0 when not given.
+	maxTokens int64
+	// prefsRaw is the body's "provider" field, as found by peek ("" when
+	// absent or not a body that may carry it); prefs are the routing
+	// preferences read from it or the X-Switchyard-Provider header, nil
+	// for none (docs/routing.md#per-request-preferences).
+	prefsRaw string
+	prefs    *balancer.Preferences
+	traced   bool // the request is traced: attempts carry spans
 	// tr decodes the request into the canonical form once, for the
 	// attempts on upstreams of other families (its sync.Once guards it).
 	tr translation
+	// prompt is the canonical prompt's raw parts, for prefix affinity.
+	prompt affinity.Prompt
 }
 
 // exchange is one client request on its way through the attempt loop:
@@ -116,6 +128,9 @@ func (x *exchange) run() error {
 	if err := x.peek(); err != nil {
 		return err
 	}
+	if err := x.preferences(); err != nil {
+		return err
+	}
 	x.log.Model, x.log.Stream = x.model, x.stream
 	if !key.allows(x.model) {
 		return newError(ErrModelNotAllowed, fmt.Sprintf("model %q is not allowed for this key", x.model))
@@ -130,6 +145,7 @@ func (x *exchange) run() error {
 	}
 	if rt.affinityOn {
 		x.session.id, x.session.source = affinity.Extract(x.codec.Family(), x.r.Header, x.body)
+		x.prefixSession(rt)
 	}
 	rt.budget.Request()
 	if rt.hedge.on() {
@@ -147,7 +163,8 @@ func (x *exchange) run() error {
 }
 
 // peek reads model and stream from the body without decoding it whole;
-// a model and stream the path gave (Gemini) stand.
+// a model and stream the path gave (Gemini) stand. In the same pass it
+// notes where the canonical prompt's parts are, for prefix affinity.
 func (q *request) peek() error {
 	// RFC 8259 §8.1: JSON text is UTF-8; gjson does not check strings.
 	if !gjson.ValidBytes(q.body) || !utf8.Valid(q.body) {
@@ -159,7 +176,7 @@ func (q *request) peek() error {
 	}
 	// One pass over the top-level keys; the first of a repeated key counts,
 	// as gjson's Get would find it.
-	var model, stream gjson.Result
+	var model, stream, prefs gjson.Result
 	var toks [3]gjson.Result // max_tokens, max_completion_tokens, max_output_tokens
 	root.ForEach(func(k, v gjson.Result) bool {
 		var slot *gjson.Result
@@ -174,6 +191,10 @@ func (q *request) peek() error {
 			slot = &toks[1]
 		case "max_output_tokens":
 			slot = &toks[2]
+		case prefsField:
+			slot = &prefs
+		default:
+			q.prompt.Set(affinity.PromptField(k.Str), v.Raw, v.Index)
 		}
 		if slot != nil && !slot.Exists() {
 			*slot = v
@@ -198,6 +219,12 @@ func (q *request) peek() error {
 	q.est = int64(len(q.body)) / 4
 	for _, t := range toks {
 		q.est = addTokens(q.est, t.Int())
+		if n := t.Int(); n > 0 && q.maxTokens == 0 {
+			q.maxTokens = n
+		}
+	}
+	if prefs.Exists() && q.codec != nil && bodyPrefs(q.codec) {
+		q.prefsRaw = prefs.Raw
 	}
 	return nil
 }

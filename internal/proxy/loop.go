@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"switchyard/internal/affinity"
@@ -16,8 +17,8 @@ import (
 // sessionRef is a request's session and, on the route being tried, its
 // binding key.
 type sessionRef struct {
-	id     string // the session id, when affinity is on and the request has one
-	source string // where id was found
+	id     string // the session id, when affinity is on and the request has one; else its prompt's prefix id
+	source string // where id was found (affinity.PrefixSource for a prefix id)
 	key    affinity.Key
 	policy affinity.Policy
 }
@@ -26,8 +27,8 @@ type sessionRef struct {
 // one is served; it returns the error to answer when none is.
 func (x *exchange) loop(ctx context.Context, rt *route) error {
 	for i, model := range append([]string{x.model}, rt.cfg.FallbackModels...) {
-		if i > 0 && !x.key.allows(model) {
-			continue
+		if i > 0 && (!x.key.allows(model) || x.prefs != nil && x.prefs.NoFallbacks) {
+			continue // allow_fallbacks: false keeps the request on its own model's plan
 		}
 		if x.tryModel(ctx, model, i > 0) {
 			return nil
@@ -41,6 +42,10 @@ func (x *exchange) loop(ctx context.Context, rt *route) error {
 			return nil
 		}
 		return newError(ErrModelNotFound, fmt.Sprintf("no upstream serves model %q", x.model))
+	}
+	if x.tally.attempts == 0 && x.tally.preferred != "" && ctx.Err() == nil {
+		return newError(ErrNoPreferredUpstream, "no upstream for model "+strconv.Quote(x.model)+
+			" matches the request's routing preferences: "+x.tally.preferred)
 	}
 	if x.tally.attempts == 0 && x.tally.incompatible != "" && ctx.Err() == nil {
 		return x.tally.incompatibleError(x.model, x.tr.err)
@@ -109,14 +114,14 @@ func (x *exchange) decided(d *balancer.Decision, tried []store.Attempt) {
 // plan asks rt's balancer for the order of ups with the live state, and
 // returns it with the shortest wait until an unavailable candidate frees up.
 func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*upstream, bodyLen int64) (balancer.Plan, time.Duration) {
-	cands, wait := x.s.snapshot(ups, x.est)
+	cands, wait := x.s.snapshot(ups, model, x.est)
 	if x.tr.client != nil {
 		x.markCompatible(cands, ups, model)
 	}
 	x.pinned.markPinned(cands)
 	req := balancer.Request{
 		RequestID: x.log.ID, Model: model, Key: x.key.cfg.Name, Stream: x.stream, K: 1 + rt.cfg.Retries,
-		BodyLen: bodyLen,
+		BodyLen: bodyLen, InputTokens: bodyLen / 4, MaxTokens: x.maxTokens, OutputEWMA: rt.out.value(), Prefs: x.prefs,
 	}
 	x.pin(ctx, &req, rt)
 	plan := rt.bal.Plan(req, cands)
@@ -126,9 +131,12 @@ func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*ups
 	}
 	if len(plan.Order)+len(plan.Waitable) == 0 {
 		x.tally.noteIncompatible(&plan.Decision)
+		if x.prefs != nil {
+			x.tally.notePreferences(&plan.Decision)
+		}
 		x.pinned.notePinned(&plan.Decision, &x.tally)
 	}
-	if x.session.id != "" && rt.affinityOn {
+	if x.session.key.Session != "" {
 		x.s.opts.Metrics.Affinity(plan.Decision.Affinity.Result)
 	}
 	if plan.Decision.Chosen != "" {
@@ -137,14 +145,34 @@ func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*ups
 	return plan, wait
 }
 
-// pin looks up the session's binding on route rt and sets it on req.
+// prefixSession gives a request without a session id whose canonical
+// prompt is at least the route's affinity.prefix.min_tokens long the id
+// of its prefix (docs/routing.md#prefix-cache-affinity). A body shorter
+// than min_tokens×4 bytes cannot hold such a prompt: it costs one
+// comparison.
+func (x *exchange) prefixSession(rt *route) {
+	if x.session.id != "" || !rt.prefixOn || len(x.body) < rt.prefix.MinTokens*4 {
+		return
+	}
+	if id := affinity.PrefixID(x.body, x.prompt, rt.prefix.MinTokens); id != "" {
+		x.session.id, x.session.source = id, affinity.PrefixSource
+	}
+}
+
+// pin looks up the session's binding on route rt and sets it on req. A
+// prefix binding follows rt's prefix policy, and on a route with prefix
+// affinity off it is not looked up.
 func (x *exchange) pin(ctx context.Context, req *balancer.Request, rt *route) {
 	x.session.key = affinity.Key{}
-	if x.session.id == "" || !rt.affinityOn {
+	prefix := x.session.source == affinity.PrefixSource
+	if x.session.id == "" || !rt.affinityOn || prefix && !rt.prefixOn {
 		return
 	}
 	req.Session, req.SessionSource = x.session.id, x.session.source
 	x.session.key, x.session.policy = affinity.Key{APIKey: x.key.cfg.Name, Route: rt.cfg.Model, Session: x.session.id}, rt.affinity
+	if prefix {
+		x.session.policy, req.MaxShare = rt.prefix.Policy, rt.prefix.MaxShare
+	}
 	if bound, ok := x.s.opts.Affinity.Get(ctx, x.session.key, x.session.policy); ok {
 		req.Pinned, req.StandIn = bound.Home, bound.StandIn
 		if up := x.cat.byName[bound.Home]; up != nil {
@@ -189,7 +217,7 @@ func (x *exchange) newAttempt(ctx context.Context, up *upstream, lease state.Lea
 		ctx = x.trace.attempt(ctx, &x.request, i, x.began.Add(x.log.Tried[i].Start), up, model, hedge)
 	}
 	actx, cancel := context.WithCancelCause(ctx)
-	a = &attempt{req: &x.request, up: up, lease: lease, rs: rt.cfg.RouteSettings, model: model, body: body,
+	a = &attempt{req: &x.request, up: up, lease: lease, rs: rt.cfg.RouteSettings, model: model, out: rt.out, body: body,
 		i: i, hedge: hedge, cancel: cancel}
 	return a, actx
 }
@@ -371,9 +399,13 @@ const (
 // — becomes its stand-in, which later turns go to while the home is out,
 // so that one substitute's prompt cache warms up instead of the session
 // scattering. Without fail_back, that upstream becomes its home. A home
-// that no longer serves the model, a miss and a migration bind anew.
+// that no longer serves the model, a miss and a migration bind anew. A
+// prefix binding that yielded to normal selection stays as it is
+// (docs/routing.md#prefix-cache-affinity).
 func bindingOf(a balancer.AffinityRecord, name string, failBack bool) sessionBind {
 	switch {
+	case a.Result == balancer.AffinityYielded:
+		return bindNone
 	case a.Result == balancer.AffinityHit && name == a.Bound,
 		a.Result != balancer.AffinityHit && a.Result != balancer.AffinityFallthrough && a.Result != balancer.AffinityStandIn,
 		a.Reason == balancer.ReasonNotACandidate,

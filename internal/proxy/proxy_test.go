@@ -15,9 +15,12 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
 	"switchyard/internal/health"
+	"switchyard/internal/pricing"
 	"switchyard/internal/provider"
 	"switchyard/internal/state"
 	"switchyard/internal/store"
@@ -71,6 +74,8 @@ type fixtureOpts struct {
 	providers *provider.Registry
 	// tracer, when set, traces the requests.
 	tracer trace.Tracer
+	// catalogue is the price catalogue; nil is none.
+	catalogue *pricing.Catalogue
 }
 
 func newFixture(t *testing.T, ups []config.Upstream, o fixtureOpts) *fixture {
@@ -94,7 +99,7 @@ func newFixture(t *testing.T, ups []config.Upstream, o fixtureOpts) *fixture {
 		}
 	}
 	cat, err := NewCatalog(CatalogInput{Upstreams: ups, Keys: keys, Routes: o.routes, Defaults: cfg.Defaults, Seed: 1, Now: fc.Now,
-		Clock: fc, Providers: o.providers})
+		Clock: fc, Providers: o.providers, Catalogue: o.catalogue})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,20 +451,40 @@ func TestStreamingPassthroughAndUsage(t *testing.T) {
 		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":2}}\n\n",
 		"data: [DONE]\n\n",
 	}
-	f := newFixture(t, []config.Upstream{
-		upstreamCfg("s", config.ProviderOpenAI, upstreamServer(t, sseUpstream(events, false)), "gpt-4o"),
-	}, fixtureOpts{})
-	resp := f.post("/v1/chat/completions", `{"model":"gpt-4o","stream":true,"messages":[]}`)
-	body := readAll(t, resp)
-	if body != strings.Join(events, "") {
-		t.Fatalf("stream altered:\n%s", body)
+	// A client that did not ask for usage does not get the usage chunk
+	// the gateway asked for (codec.StreamUsage); its tokens count all
+	// the same.
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"usage asked", `{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"messages":[]}`, events},
+		{"usage not asked", `{"model":"gpt-4o","stream":true,"messages":[]}`, []string{events[0], events[1], events[3]}},
 	}
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
-		t.Fatalf("content type %q", ct)
-	}
-	l := f.logs.next(t)
-	if l.InputTokens != 11 || l.OutputTokens != 2 || !l.Stream || l.Upstream != "s" || l.Status != 200 {
-		t.Fatalf("log %+v", l)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var sent []byte
+			up := upstreamServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				sent, _ = io.ReadAll(r.Body)
+				sseUpstream(events, false)(w, r)
+			}))
+			f := newFixture(t, []config.Upstream{upstreamCfg("s", config.ProviderOpenAI, up, "gpt-4o")}, fixtureOpts{})
+			resp := f.post("/v1/chat/completions", tc.body)
+			body := readAll(t, resp)
+			if body != strings.Join(tc.want, "") {
+				t.Fatalf("stream:\n%s", body)
+			}
+			if !gjson.GetBytes(sent, "stream_options.include_usage").Bool() {
+				t.Errorf("the upstream was not asked for usage: %s", sent)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+				t.Fatalf("content type %q", ct)
+			}
+			l := f.logs.next(t)
+			if l.InputTokens != 11 || l.OutputTokens != 2 || !l.Stream || l.Upstream != "s" || l.Status != 200 {
+				t.Fatalf("log %+v", l)
+			}
+		})
 	}
 }
 

@@ -20,6 +20,9 @@ type eventRelay interface {
 func (a *attempt) relay() eventRelay {
 	q := a.req
 	if a.wire == nil {
+		if a.askedUsage {
+			return usageRelay{passRelay{q.codec}, q.codec.(codec.StreamUsage)}
+		}
 		return passRelay{q.codec}
 	}
 	req, _ := q.tr.canonical(q.body, q.model, q.stream)
@@ -42,6 +45,22 @@ func (p passRelay) relay(ev *codec.Event, s *codec.StreamState) ([]byte, error) 
 }
 
 func (passRelay) end(*codec.StreamState) []byte { return nil }
+
+// usageRelay passes events through but the usage chunk the gateway asked
+// for and the client did not (codec.StreamUsage): its usage is counted,
+// the client never sees it.
+type usageRelay struct {
+	passRelay
+	su codec.StreamUsage
+}
+
+func (u usageRelay) relay(ev *codec.Event, s *codec.StreamState) ([]byte, error) {
+	out, err := u.passRelay.relay(ev, s)
+	if err == nil && u.su.UsageOnly(ev) {
+		return nil, nil
+	}
+	return out, err
+}
 
 // translateRelay decodes the upstream's events into canonical chunks and
 // encodes them in the client's protocol.

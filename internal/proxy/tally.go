@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,10 @@ type tally struct {
 	// incompatible is the first feature that filtered every candidate of a
 	// plan, for the 400 when nothing else was left.
 	incompatible string
+	// preferred lists each candidate of the first plan the request's
+	// preferences left empty and why it was dropped, for the 400
+	// no_upstream_matches_preferences.
+	preferred string
 }
 
 // failure is one candidate that did not serve the request.
@@ -34,6 +39,22 @@ type failure struct {
 	upstream string // "" for a reason that concerns no one upstream
 	detail   string
 	class    outcome.Class // of an attempt; Canceled for a candidate never sent to
+}
+
+// notePreferences records, for a plan that nothing survived, each
+// candidate and why it was dropped, when the request's preferences dropped
+// at least one of them (otherwise the usual 503 explains it).
+func (t *tally) notePreferences(d *balancer.Decision) {
+	if t.preferred != "" || !slices.ContainsFunc(d.Candidates, func(r balancer.CandidateRecord) bool {
+		return r.Filter == balancer.FilterPreferences
+	}) {
+		return
+	}
+	parts := make([]string, len(d.Candidates))
+	for i := range d.Candidates {
+		parts[i] = d.Candidates[i].Name + " (" + d.Candidates[i].ReasonText() + ")"
+	}
+	t.preferred = strings.Join(parts, ", ")
 }
 
 // noteRetry keeps the shortest positive wait seen.

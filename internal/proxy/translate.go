@@ -260,7 +260,7 @@ func noteUsage(s *codec.StreamState, c *codec.Chunk) {
 		}
 	case codec.ChunkStart, codec.ChunkUsage, codec.ChunkEnd:
 		if c.Usage.Input > 0 {
-			s.In = c.Usage.Input
+			s.SetInput(&c.Usage)
 		}
 		if c.Usage.Output > 0 {
 			s.Out = c.Usage.Output

@@ -81,3 +81,20 @@ func (r *run) cacheAffinitySummary() *CacheAffinity {
 	c := r.rec.cacheAffinity(0, time.Duration(r.rec.n)*r.rec.width)
 	return &c
 }
+
+// promptCacheSummary sums the providers' prompt caches for a scenario with
+// shared prompts, nil for one without.
+func (r *run) promptCacheSummary() *PromptCache {
+	if !slices.ContainsFunc(r.sc.Traffic, func(p Phase) bool { return p.SharedPrompts.Count > 0 }) {
+		return nil
+	}
+	var c PromptCache
+	for i, u := range r.ups {
+		c.Lookups += u.prov.lookups
+		c.Hits += u.prov.hits
+		c.CacheReadTokens += r.rec.ups[i].cacheRead
+		c.CacheWriteTokens += r.rec.ups[i].cacheWrite
+	}
+	c.HitRate = round(ratio(c.Hits, c.Lookups), 6)
+	return &c
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"switchyard/internal/codec"
 )
 
 // TestCacheAffinity counts hand-made turn sequences of one session through
@@ -113,5 +115,92 @@ func TestChatSessionsCacheAffinity(t *testing.T) {
 				t.Errorf("rate during the outage %v, before %v: a session whose upstream is down cannot keep its cache", during.Rate, before.Rate)
 			}
 		})
+	}
+}
+
+// TestPromptCache walks one account's prompt cache through exact
+// sequences: a prompt seen within 5 minutes is read from the cache, sooner;
+// otherwise it is written, reported as such by Anthropic's protocol only.
+func TestPromptCache(t *testing.T) {
+	type look struct {
+		at     time.Duration
+		prompt int
+	}
+	s, m := time.Second, time.Minute
+	tests := []struct {
+		name       string
+		fam        codec.Family
+		looks      []look
+		read, wrte []int64 // per look: cache-read and cache-write tokens
+		hits       int64
+	}{
+		{"first sight writes, then reads", codec.FamilyAnthropic, []look{{0, 1}, {10 * s, 1}, {4 * m, 1}},
+			[]int64{0, 1000, 1000}, []int64{1000, 0, 0}, 2},
+		{"OpenAI reports no writes", codec.FamilyOpenAI, []look{{0, 1}, {10 * s, 1}},
+			[]int64{0, 1000}, []int64{0, 0}, 1},
+		{"exactly 5 minutes is a hit", codec.FamilyOpenAI, []look{{0, 1}, {cacheLifetime, 1}},
+			[]int64{0, 1000}, []int64{0, 0}, 1},
+		{"over 5 minutes is a miss", codec.FamilyBedrock, []look{{0, 1}, {cacheLifetime + 1, 1}},
+			[]int64{0, 0}, []int64{1000, 1000}, 0},
+		{"each use renews it", codec.FamilyOpenAI, []look{{0, 1}, {4 * m, 1}, {8 * m, 1}, {12 * m, 1}},
+			[]int64{0, 1000, 1000, 1000}, []int64{0, 0, 0, 0}, 3},
+		{"prompts are cached apart", codec.FamilyGemini, []look{{0, 1}, {s, 2}, {2 * s, 1}, {3 * s, 3}},
+			[]int64{0, 0, 1000, 0}, []int64{0, 0, 0, 0}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testProvider(Provider{})
+			for i, l := range tc.looks {
+				a := answer{kind: answerOK, in: 2000, out: 10, first: 800 * time.Millisecond, total: 2 * s}
+				p.promptCache(&a, l.at, cacheKey{0, l.prompt}, 1000, tc.fam)
+				if a.cacheRead != tc.read[i] || a.cacheWrite != tc.wrte[i] {
+					t.Errorf("look %d: read %d write %d, want %d %d", i, a.cacheRead, a.cacheWrite, tc.read[i], tc.wrte[i])
+				}
+				// A hit of half the prompt saves 0.5 × 800 ms × 1000/2000.
+				wantFirst, wantTotal := 800*time.Millisecond, 2*s
+				if tc.read[i] > 0 {
+					wantFirst, wantTotal = 600*time.Millisecond, 2*s-200*time.Millisecond
+				}
+				if a.first != wantFirst || a.total != wantTotal {
+					t.Errorf("look %d: first %s total %s, want %s %s", i, a.first, a.total, wantFirst, wantTotal)
+				}
+			}
+			if p.hits != tc.hits || p.lookups != int64(len(tc.looks)) {
+				t.Errorf("hits %d of %d, want %d of %d", p.hits, p.lookups, tc.hits, len(tc.looks))
+			}
+		})
+	}
+}
+
+// TestSharedPromptCost runs examples/scenarios/shared-prompt-cost and
+// shared-prompt-lowest-cost (docs/simulator.md#examples): prefix affinity
+// raises the prompt-cache hit rate and cuts the cost per request, and
+// lowest-cost sends everything to the discounted account.
+func TestSharedPromptCost(t *testing.T) {
+	run := func(name string) *Report {
+		return simulate(t, examples+name+".config.yaml", examples+name+".yaml", 7)
+	}
+	rp := run("shared-prompt-cost")
+	c := rp.Summary.Comparison
+	with, without := *c.With.CacheHitRate, *c.Without.CacheHitRate
+	t.Logf("prefix affinity: hit rate %.3f without, %.3f with; $%.4f → $%.4f per 1,000 requests",
+		without, with, c.Without.CostPer1000, c.With.CostPer1000)
+	if with < 0.85 || without > 0.65 || c.With.CostPer1000 >= 0.8*c.Without.CostPer1000 {
+		t.Errorf("hit rate %.3f with prefix affinity, %.3f without; cost per 1,000 %.4f vs %.4f", with, without, c.With.CostPer1000, c.Without.CostPer1000)
+	}
+	if o := rp.Summary.Overall; o.Succeeded != o.Requests || o.PromptCache.Lookups != o.Succeeded {
+		t.Errorf("succeeded %d of %d, %d lookups", o.Succeeded, o.Requests, o.PromptCache.Lookups)
+	}
+
+	rp = run("shared-prompt-lowest-cost")
+	c = rp.Summary.Comparison
+	t.Logf("lowest-cost: $%.4f per 1,000 requests, weighted random $%.4f", c.With.CostPer1000, c.Without.CostPer1000)
+	for _, u := range rp.Summary.Upstreams {
+		if want := u.Name == "anthropic-c"; (u.Requests > 0) != want {
+			t.Errorf("%s served %d requests; only the discounted anthropic-c should", u.Name, u.Requests)
+		}
+	}
+	if c.With.CostPer1000 >= 0.9*c.Without.CostPer1000 {
+		t.Errorf("lowest-cost costs %.4f per 1,000, weighted random %.4f", c.With.CostPer1000, c.Without.CostPer1000)
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
-	"switchyard/internal/limits"
 	"switchyard/internal/outcome"
 	"switchyard/internal/state"
 	"switchyard/internal/store"
@@ -29,6 +29,8 @@ const simKey = "simulator"
 // begin starts a client request as a task: it goes through the gateway's
 // real handler, and its session's next turn is scheduled when it ends.
 func (r *run) begin(q *request) {
+	r.reqs++
+	q.id = r.reqs
 	r.sched.spawn(q, func() {
 		r.serve(q)
 		r.complete(q)
@@ -38,10 +40,11 @@ func (r *run) begin(q *request) {
 // serve sends q to the gateway's handler as its client would.
 func (r *run) serve(q *request) {
 	path, c := "/v1/chat/completions", r.family[q.model]
-	if r.sc.Protocol == ProtocolAnthropic || (r.sc.Protocol == "" && c.anthropic) {
+	anthropic := r.sc.Protocol == ProtocolAnthropic || (r.sc.Protocol == "" && c.anthropic)
+	if anthropic {
 		path = "/v1/messages"
 	}
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://gateway"+path, bytes.NewReader(r.body(q)))
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://gateway"+path, bytes.NewReader(r.body(q, anthropic)))
 	if err != nil {
 		panic(fmt.Sprintf("sim: building a request: %v", err))
 	}
@@ -57,22 +60,59 @@ func (r *run) serve(q *request) {
 
 var jsonType = []string{"application/json"}
 
-// body is q's JSON body: bodyLen bytes, so that the gateway's token
-// estimate (body bytes/4 + max_tokens) is the prompt's.
-func (r *run) body(q *request) []byte {
-	b := make([]byte, 0, q.bodyLen)
+// body is q's JSON body: bodyLen bytes (or a few more, for a tiny
+// prompt), so that the gateway's token estimate (body bytes/4 +
+// max_tokens) is the prompt's. A request with a shared prompt opens with
+// it as its system prompt (Anthropic's top-level system, OpenAI's system
+// message): 4 bytes per token, the same bytes in every request that
+// shares it.
+func (r *run) body(q *request, anthropic bool) []byte {
+	b := make([]byte, 0, q.bodyLen+32)
 	b = append(b, `{"model":`...)
 	b = strconv.AppendQuote(b, q.model)
 	b = append(b, `,"stream":`...)
 	b = strconv.AppendBool(b, q.stream)
 	b = append(b, `,"max_tokens":`...)
 	b = strconv.AppendInt(b, q.maxTok, 10)
-	b = append(b, `,"messages":[{"role":"user","content":"`...)
+	switch {
+	case q.shared > 0 && anthropic:
+		b = append(b, `,"system":"`...)
+		b = r.sharedPrompt(b, q)
+		b = append(b, `","messages":[{"role":"user","content":"`...)
+	case q.shared > 0:
+		b = append(b, `,"messages":[{"role":"system","content":"`...)
+		b = r.sharedPrompt(b, q)
+		b = append(b, `"},{"role":"user","content":"`...)
+	default:
+		b = append(b, `,"messages":[{"role":"user","content":"`...)
+	}
+	// The request's own prompt starts with its number: the simulated
+	// clients send distinct prompts, which prefix-cache affinity
+	// (docs/routing.md#prefix-cache-affinity) does not bind together
+	// (a shared prompt before it does).
+	b = strconv.AppendUint(b, q.id, 10)
+	b = append(b, ' ')
 	tail := `"}]}`
 	if pad := int(q.bodyLen) - len(b) - len(tail); pad > 0 {
 		b = append(b, bytes.Repeat([]byte{'x'}, pad)...)
 	}
 	return append(b, tail...)
+}
+
+// sharedPrompt appends the text of q's shared prompt: its phase and
+// index first, so that prompts differ from their first bytes, then padding
+// to 4 bytes per token.
+func (r *run) sharedPrompt(b []byte, q *request) []byte {
+	start := len(b)
+	b = append(b, "You are assistant "...)
+	b = strconv.AppendInt(b, int64(q.phase), 10)
+	b = append(b, '.')
+	b = strconv.AppendInt(b, int64(q.shared), 10)
+	b = append(b, ". "...)
+	if pad := int(4*q.sharedTok) - (len(b) - start); pad > 0 {
+		b = append(b, bytes.Repeat([]byte{'s'}, pad)...)
+	}
+	return b
 }
 
 // complete records the client-visible outcome and continues the session.
@@ -149,12 +189,17 @@ func (s recordingStats) Observe(upstream string, o outcome.Outcome, now time.Tim
 	// Usage is billed whenever the upstream reported it, as the gateway
 	// does: a success, or an attempt cancelled after its first event.
 	if o.Class == outcome.Success || o.InputTokens > 0 || o.OutputTokens > 0 {
-		s.r.rec.usage(u.idx, o.Class == outcome.Success, o.InputTokens, o.OutputTokens, limits.Cost(o.InputTokens, o.OutputTokens, u.cfg.Price))
+		s.r.rec.usage(u.idx, o.Class == outcome.Success, &o, u.cost(&o, q.model))
 	}
 }
 
-// decision counts each plan's affinity result.
-func (r *run) decision(d *balancer.Decision) { r.rec.plan(d.Affinity.Result) }
+// decision counts each plan's session-affinity result; prefix bindings
+// (docs/routing.md#prefix-cache-affinity) are not sessions.
+func (r *run) decision(d *balancer.Decision) {
+	if d.Affinity.Source != affinity.PrefixSource {
+		r.rec.plan(d.Affinity.Result)
+	}
+}
 
 // goTask runs f, an attempt a hedged request races, as a task of the
 // scheduler serving the running task's request. An attempt launched while

@@ -2,8 +2,10 @@ package sim
 
 import (
 	"math/rand/v2"
+
 	"net/http"
 	"strconv"
+	"switchyard/internal/codec"
 	"time"
 )
 
@@ -39,6 +41,14 @@ type answer struct {
 	// in and out are the usage of a success; tps a stream's output rate.
 	in, out int64
 	tps     float64
+	// cacheRead and cacheWrite are the parts of in read from and written
+	// to the provider's prompt cache (promptCache).
+	cacheRead, cacheWrite int64
+}
+
+// usage is a success's usage as the provider reports it.
+func (a *answer) usage() codec.Usage {
+	return codec.Usage{Input: a.in, Output: a.out, CacheRead: a.cacheRead, CacheWrite: a.cacheWrite}
 }
 
 // provider is the model of one upstream's provider: its latencies, its own
@@ -52,6 +62,48 @@ type provider struct {
 	reqs minuteWindow
 	toks minuteWindow
 	hdr  http.Header // reused for every answer: the gateway never keeps it
+	// cache is the account's prompt cache: when each shared prompt was
+	// last seen; lookups and hits count the answers to requests that
+	// opened with one, and those that found it cached.
+	cache         map[cacheKey]time.Duration
+	lookups, hits int64
+}
+
+// cacheKey names a shared prompt: its phase and index.
+type cacheKey struct{ phase, prompt int }
+
+// cacheTTFTSaving is the share of a whole-prompt hit's time to first byte
+// that the cache saves: prefill of the cached tokens is skipped, and we
+// model prefill as half of the time to first byte, in proportion to the
+// prompt's cached share (docs/simulator.md).
+const cacheTTFTSaving = 0.5
+
+// promptCache applies the account's prompt cache to a's success: a
+// shared prompt of tokens seen on this account at most cacheLifetime ago
+// is read from the cache (its tokens billed at the cache-read price, and
+// the answer starts sooner); otherwise it is written to it, which
+// Anthropic's protocol reports as cache-write tokens (billed above the
+// input price) and the others do not report. Either way the prompt is
+// cached from now.
+func (p *provider) promptCache(a *answer, now time.Duration, key cacheKey, tokens int64, fam codec.Family) {
+	if p.cache == nil {
+		p.cache = map[cacheKey]time.Duration{}
+	}
+	seen, ok := p.cache[key]
+	p.cache[key] = now
+	p.lookups++
+	tokens = min(tokens, a.in)
+	if !ok || now-seen > cacheLifetime {
+		if fam == codec.FamilyAnthropic || fam == codec.FamilyBedrock {
+			a.cacheWrite = tokens
+		}
+		return
+	}
+	p.hits++
+	a.cacheRead = tokens
+	saved := time.Duration(float64(a.first) * cacheTTFTSaving * float64(tokens) / float64(max(a.in, 1)))
+	a.first -= saved
+	a.total -= saved
 }
 
 func newProvider(m Provider, rng *rand.Rand, base time.Time) *provider {

@@ -222,7 +222,7 @@ func TestWireOf(t *testing.T) {
 			if w.family != tc.family || w.errors != tc.errors {
 				t.Fatalf("wire %+v, want family %v errors %d", w, tc.family, tc.errors)
 			}
-			first, rest := w.streamBody("m", 120, 34)
+			first, rest := w.streamBody("m", codec.Usage{Input: 120, Output: 34})
 			var events codec.EventStream = codec.NewEventReader(bytes.NewReader(append(first, rest...)))
 			if tc.family == codec.FamilyBedrock {
 				events = adapters.NewEventStreamReader(bytes.NewReader(append(first, rest...)))

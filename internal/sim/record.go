@@ -35,6 +35,7 @@ type recorder struct {
 type upTotals struct {
 	attempts, served, r429, errors, trips int64
 	in, out                               int64
+	cacheRead, cacheWrite                 int64
 	cost                                  float64
 }
 
@@ -85,13 +86,15 @@ func (r *recorder) attempt(u int, sent time.Duration, o outcome.Class) {
 
 // usage adds an attempt's billed usage and cost to upstream u; served
 // counts it as a success.
-func (r *recorder) usage(u int, served bool, in, out int64, cost float64) {
+func (r *recorder) usage(u int, served bool, o *outcome.Outcome, cost float64) {
 	t := &r.ups[u]
 	if served {
 		t.served++
 	}
-	t.in += in
-	t.out += out
+	t.in += o.InputTokens
+	t.out += o.OutputTokens
+	t.cacheRead += o.CacheReadTokens
+	t.cacheWrite += o.CacheWriteTokens
 	t.cost += cost
 	r.client.cost += cost
 }

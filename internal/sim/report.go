@@ -56,12 +56,33 @@ type Overall struct {
 	LatencyMs Percentiles `json:"latency_ms"`
 	TTFTMs    Percentiles `json:"ttft_ms"`
 	CostUSD   float64     `json:"cost_usd"`
+	// CostPer1000 is CostUSD per 1,000 client requests.
+	CostPer1000 float64 `json:"cost_per_1000_requests_usd"`
+	// PromptCache counts the answers to requests that opened with a shared
+	// prompt and those that found it in their account's prompt cache;
+	// only for scenarios with shared prompts.
+	PromptCache *PromptCache `json:"prompt_cache,omitempty"`
 	// Affinity counts the plans of requests with a session by what their
 	// binding did (docs/routing.md#2-candidates-and-session-affinity).
 	Affinity AffinityCounts `json:"affinity"`
 	// CacheAffinity is how often a session's turn went to the upstream
 	// holding its prompt cache; only for scenarios with sessions.
 	CacheAffinity *CacheAffinity `json:"cache_affinity,omitempty"`
+}
+
+// PromptCache is how often a shared prompt was read from the prompt
+// cache of the account that served it (docs/simulator.md).
+type PromptCache struct {
+	// Lookups counts successful answers to requests with a shared prompt;
+	// Hits those whose account had seen the prompt within 5 minutes.
+	Lookups int64 `json:"lookups"`
+	Hits    int64 `json:"hits"`
+	// HitRate is Hits ÷ Lookups (0 without lookups).
+	HitRate float64 `json:"hit_rate"`
+	// CacheReadTokens and CacheWriteTokens are the input tokens read from
+	// and written to the caches, as billed.
+	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
 }
 
 // AffinityCounts counts plans by their session-affinity result.
@@ -102,7 +123,11 @@ type UpstreamSummary struct {
 	BreakerTrips    int64   `json:"breaker_trips"`
 	InputTokens     int64   `json:"input_tokens"`
 	OutputTokens    int64   `json:"output_tokens"`
-	CostUSD         float64 `json:"cost_usd"`
+	CacheReadTokens int64   `json:"cache_read_tokens,omitempty"`
+	// CacheHitRate is the share of its answers to requests with a shared
+	// prompt that found it cached; only with shared prompts.
+	CacheHitRate *float64 `json:"cache_hit_rate,omitempty"`
+	CostUSD      float64  `json:"cost_usd"`
 }
 
 // report builds the Report at the end of the run.
@@ -115,7 +140,10 @@ func (r *run) report(seed uint64) *Report {
 		Attempts: c.attempts, Failovers: c.failovers, Rescued: c.rescued, Hedges: c.hedges,
 		LatencyMs: percentiles(slices.Concat(rec.lat...)), TTFTMs: percentiles(slices.Concat(rec.ttft...)),
 		CostUSD: round(c.cost, 6), ClientErrors: []LabelCount{}, Affinity: rec.affinity,
-		CacheAffinity: r.cacheAffinitySummary(),
+		CacheAffinity: r.cacheAffinitySummary(), PromptCache: r.promptCacheSummary(),
+	}
+	if c.requests > 0 {
+		s.Overall.CostPer1000 = round(1000*c.cost/float64(c.requests), 6)
 	}
 	for _, l := range sortedNames(rec.labels) {
 		if l != clientOK {
@@ -147,7 +175,11 @@ func (r *run) report(seed uint64) *Report {
 			Name: u.cfg.Name, Priority: u.cfg.Priority, Weight: u.cfg.Weight,
 			Share: round(ratio(t.attempts, c.attempts), 4), Requests: t.attempts, Served: t.served,
 			RateLimited: t.r429, Errors: t.errors, BreakerTrips: t.trips,
-			InputTokens: t.in, OutputTokens: t.out, CostUSD: round(t.cost, 6),
+			InputTokens: t.in, OutputTokens: t.out, CacheReadTokens: t.cacheRead, CostUSD: round(t.cost, 6),
+		}
+		if s.Overall.PromptCache != nil {
+			rate := round(ratio(u.prov.hits, u.prov.lookups), 4)
+			us.CacheHitRate = &rate
 		}
 		if planned[i] && u.cfg.Priority == firstTier && weights > 0 {
 			us.ConfiguredShare = round(float64(u.cfg.Weight)/float64(weights), 4)
@@ -255,7 +287,11 @@ func (rp *Report) markdown() []byte {
 	}
 	fmt.Fprintf(&b, "| latency p50 / p95 / p99 | %s / %s / %s |\n", msText(o.LatencyMs.P50), msText(o.LatencyMs.P95), msText(o.LatencyMs.P99))
 	fmt.Fprintf(&b, "| TTFT p50 / p95 / p99 (streams) | %s / %s / %s |\n", msText(o.TTFTMs.P50), msText(o.TTFTMs.P95), msText(o.TTFTMs.P99))
-	fmt.Fprintf(&b, "| cost | $%.2f |\n", o.CostUSD)
+	fmt.Fprintf(&b, "| cost | $%.2f ($%.4f per 1,000 requests) |\n", o.CostUSD, o.CostPer1000)
+	if c := o.PromptCache; c != nil {
+		fmt.Fprintf(&b, "| prompt-cache hit rate (shared prompts found in their account's cache) | %s (%d of %d) |\n",
+			pct(c.HitRate), c.Hits, c.Lookups)
+	}
 	if a := o.Affinity; a != (AffinityCounts{}) {
 		fmt.Fprintf(&b, "| session affinity: hit / miss / fall-through / migrated | %d / %d / %d / %d |\n", a.Hit, a.Miss, a.Fallthrough, a.Migrated)
 	}
@@ -273,12 +309,24 @@ func (rp *Report) markdown() []byte {
 	}
 	rp.comparisonMarkdown(&b)
 	b.WriteString("## Upstreams\n\n")
-	b.WriteString("| upstream | tier | weight | configured share | actual share | requests | served | 429s | errors | breaker trips | cost |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	cache := o.PromptCache != nil // a column for the prompt caches only with shared prompts
+	b.WriteString("| upstream | tier | weight | configured share | actual share | requests | served | 429s | errors | breaker trips |")
+	if cache {
+		b.WriteString(" cache hits |")
+	}
+	b.WriteString(" cost |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	if cache {
+		b.WriteString(" ---: |")
+	}
+	b.WriteString(" ---: |\n")
 	for _, u := range s.Upstreams {
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %d | %d | %d | %d | %d | $%.2f |\n",
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %d | %d | %d | %d | %d |",
 			u.Name, u.Priority, u.Weight, pct(u.ConfiguredShare), pct(u.Share), u.Requests, u.Served,
-			u.RateLimited, u.Errors, u.BreakerTrips, u.CostUSD)
+			u.RateLimited, u.Errors, u.BreakerTrips)
+		if cache && u.CacheHitRate != nil {
+			fmt.Fprintf(&b, " %s |", pct(*u.CacheHitRate))
+		}
+		fmt.Fprintf(&b, " $%.2f |\n", u.CostUSD)
 	}
 	b.WriteString("\n## Traffic\n\n| phase | model | start | duration | rate | burst | streams | sessions |\n")
 	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")

@@ -20,6 +20,11 @@ type request struct {
 	out     int64 // completion tokens the provider will generate
 	maxTok  int64
 	bodyLen int64 // prompt bytes: ~4 per token, plus the JSON around them
+	// shared is the 1-based index of the shared prompt the request opens
+	// with (Phase.SharedPrompts), 0 for none; sharedTok its tokens, part
+	// of prompt.
+	shared    int
+	sharedTok int64
 
 	sent    []sentAt         // when each attempt in flight was sent
 	firstAt time.Duration    // when the first byte reached the client; < 0: not yet
@@ -35,6 +40,10 @@ type session struct {
 	history int64      // tokens of the turns so far, sent again with each turn
 	rng     *rand.Rand // its later turns' draws
 	cache   turnCache  // where its last successful turn was served, and when
+	// shared and sharedTok are the shared prompt its first turn opened
+	// with; every later turn opens with it too (its history holds it).
+	shared    int
+	sharedTok int64
 }
 
 // sentAt is when an attempt of a request on upstream up was sent. A

@@ -69,6 +69,11 @@ type Phase struct {
 	StreamShare float64 `yaml:"stream_share"`
 	// Sessions makes a share of arrivals multi-turn conversations.
 	Sessions Sessions `yaml:"sessions"`
+	// SharedPrompts opens a share of requests with one of a handful of
+	// long system prompts, the way an application's users share its
+	// instructions and tools: what prompt caches and prefix affinity are
+	// for.
+	SharedPrompts SharedPrompts `yaml:"shared_prompts"`
 	// PromptTokens and CompletionTokens are the token counts of one turn.
 	// Default p50 500/p95 2000 and p50 200/p95 800.
 	PromptTokens     CountDist `yaml:"prompt_tokens"`
@@ -86,6 +91,20 @@ type Sessions struct {
 	Turns CountDist `yaml:"turns"`
 	// ThinkTime between an answer and the next turn. Default p50 20s/p95 60s.
 	ThinkTime DurationDist `yaml:"think_time"`
+}
+
+// SharedPrompts describes the long prompt prefixes a phase's requests
+// share.
+type SharedPrompts struct {
+	// Count is how many distinct shared prompts there are; 0 (default)
+	// means none. A request that draws one opens with it: prompt i of
+	// the phase is the same bytes in every request that draws it.
+	Count int `yaml:"count"`
+	// Tokens is each shared prompt's length in tokens, ≥ 1 when Count > 0.
+	// The request's own prompt (prompt_tokens) comes after it.
+	Tokens int64 `yaml:"tokens"`
+	// Share of requests that open with one, 0–1. Default 1 when Count > 0.
+	Share *float64 `yaml:"share"`
 }
 
 // Provider models one upstream as the provider behind it behaves.
@@ -217,6 +236,10 @@ func (s *Scenario) applyDefaults(cfg *config.Config) {
 		}
 		p.PromptTokens.orDefault(500, 2000)
 		p.CompletionTokens.orDefault(200, 800)
+		if p.SharedPrompts.Count > 0 && p.SharedPrompts.Share == nil {
+			all := 1.0
+			p.SharedPrompts.Share = &all
+		}
 		p.Sessions.Turns.orDefault(5, 15)
 		p.Sessions.ThinkTime.orDefault(20*time.Second, 60*time.Second)
 	}

@@ -68,7 +68,11 @@ func TestParseScenario(t *testing.T) {
 		{"unknown client key", [2]string{"model: gpt-4o-mini", "model: gpt-4o-mini\nkey: nobody"}, `key: no client key named "nobody" in the config`},
 		{"slow start share", [2]string{"ttft: {p50: 300ms}\n  azure", "ttft: {p50: 300ms}\n    slow_starts: {share: 1.5, ttft: 3s}\n  azure"}, "upstreams.openai-main.slow_starts.share: must be 0–1, got 1.5"},
 		{"slow start without its ttft", [2]string{"ttft: {p50: 300ms}\n  azure", "ttft: {p50: 300ms}\n    slow_starts: {share: 0.1}\n  azure"}, "upstreams.openai-main.slow_starts.ttft: must be > 0, got 0s"},
-		{"compare what", [2]string{"model: gpt-4o-mini", "model: gpt-4o-mini\ncompare: retries"}, `compare: must be "hedging" or empty, got "retries"`},
+		{"compare what", [2]string{"model: gpt-4o-mini", "model: gpt-4o-mini\ncompare: retries"}, `compare: must be one of hedging, lowest-cost, prefix-affinity, or empty; got "retries"`},
+		{"shared prompts without tokens", [2]string{"rate: 5", "rate: 5\n    shared_prompts: {count: 3}"}, "traffic[0].shared_prompts.tokens: must be ≥ 1 with shared_prompts, got 0"},
+		{"shared prompts without count", [2]string{"rate: 5", "rate: 5\n    shared_prompts: {tokens: 100}"}, "traffic[0].shared_prompts.count: must be ≥ 1 with shared_prompts, got 0"},
+		{"shared prompts share", [2]string{"rate: 5", "rate: 5\n    shared_prompts: {count: 2, tokens: 100, share: 2}"}, "traffic[0].shared_prompts.share: must be 0–1, got 2"},
+		{"compare lowest-cost without it", [2]string{"model: gpt-4o-mini", "model: gpt-4o-mini\ncompare: lowest-cost"}, "compare: no route of the config uses the lowest-cost strategy"},
 		{"compare hedging without hedging", [2]string{"model: gpt-4o-mini", "model: gpt-4o-mini\ncompare: hedging"}, "compare: the config hedges no route: set defaults.hedge or a route's hedge.delay"},
 	}
 	for _, tc := range tests {

@@ -13,6 +13,8 @@ import (
 	"switchyard/internal/config"
 	"switchyard/internal/health"
 	"switchyard/internal/limits"
+	"switchyard/internal/outcome"
+	"switchyard/internal/pricing"
 	"switchyard/internal/proxy"
 	"switchyard/internal/state"
 )
@@ -33,9 +35,20 @@ const (
 type upstreamSim struct {
 	idx       int
 	cfg       config.Upstream
+	prices    *pricing.Prices // its price rules over the configuration's catalogue
 	prov      *provider
 	latencyMs float64       // last successful probe RTT; 0 = unknown
 	probeRTT  time.Duration // the RTT of the probe in flight
+}
+
+// cost is what the gateway bills for o, an attempt at the client model
+// model: its usage at the upstream's price for the model (0 unpriced).
+func (u *upstreamSim) cost(o *outcome.Outcome, model string) float64 {
+	p, src := u.prices.Lookup(model)
+	if !src.Priced() {
+		return 0
+	}
+	return pricing.Cost(pricing.Usage{Input: o.InputTokens, Output: o.OutputTokens, CacheRead: o.CacheReadTokens, CacheWrite: o.CacheWriteTokens}, p)
 }
 
 // modelFamily says which client protocol a model's requests use: the
@@ -55,6 +68,8 @@ type run struct {
 	ups    []*upstreamSim // by (priority, name)
 	byUp   map[string]*upstreamSim
 	family map[string]modelFamily
+	// catalogue is the configuration's pricing.catalogue (nil: none).
+	catalogue *pricing.Catalogue
 
 	breakers *health.Breakers
 	reqs     uint64
@@ -71,14 +86,15 @@ type run struct {
 // comparison to the report.
 func Run(cfg *config.Config, sc *Scenario, seed uint64) (*Report, error) {
 	rp, err := runOnce(cfg, sc, seed)
-	if err != nil || sc.Compare != CompareHedging {
+	c, ok := comparisons[sc.Compare]
+	if err != nil || !ok {
 		return rp, err
 	}
-	off, err := runOnce(withoutHedging(cfg), sc, seed)
+	off, err := runOnce(c.without(cfg), sc, seed)
 	if err != nil {
 		return nil, err
 	}
-	rp.compare(CompareHedging, off)
+	rp.compare(sc.Compare, off)
 	return rp, nil
 }
 
@@ -112,12 +128,19 @@ func newRun(cfg *config.Config, sc *Scenario, seed uint64) (*run, error) {
 		sc: sc, cfg: cfg, sched: sch, byUp: map[string]*upstreamSim{}, family: map[string]modelFamily{},
 		probeRng: rand.New(rand.NewPCG(seed, streamProbe)),
 	}
+	// A relative catalogue file is relative to the configuration's
+	// directory: the caller has made it absolute (ResolveCatalogue).
+	prices, err := pricing.LoadCatalogue(cfg.Pricing.Catalogue, "")
+	if err != nil {
+		return nil, fmt.Errorf("loading pricing.catalogue: %w", err)
+	}
+	r.catalogue = prices
 	for _, u := range cfg.Upstreams {
 		if m, ok := sc.Upstreams[u.Name]; ok {
 			h := fnv.New64a()
 			h.Write([]byte(u.Name))
 			rng := rand.New(rand.NewPCG(seed, streamProvider^h.Sum64()))
-			r.ups = append(r.ups, &upstreamSim{cfg: u, prov: newProvider(m, rng, epoch)})
+			r.ups = append(r.ups, &upstreamSim{cfg: u, prices: pricing.For(&u, prices), prov: newProvider(m, rng, epoch)})
 		}
 	}
 	sort.SliceStable(r.ups, func(i, j int) bool {
@@ -209,7 +232,7 @@ func (r *run) catalog(seed uint64) (*proxy.Catalog, error) {
 	r.auth = []string{"Bearer " + secret}
 	cat, err := proxy.NewCatalog(proxy.CatalogInput{
 		Upstreams: ups, Keys: keys, Routes: cfg.Routes, Defaults: cfg.Defaults,
-		Affinity: cfg.Affinity, Seed: seed, Now: r.sched.Now, Clock: r.sched, Transport: transport{r},
+		Affinity: cfg.Affinity, Seed: seed, Now: r.sched.Now, Clock: r.sched, Transport: transport{r}, Catalogue: r.catalogue,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("building the routing table: %w", err)

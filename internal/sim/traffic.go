@@ -44,6 +44,16 @@ func (g *phaseGen) newRequest(idx int, now time.Duration, sess *session) *reques
 		}
 	}
 	prompt := p.PromptTokens.sample(rng)
+	switch sp := p.SharedPrompts; {
+	case sess != nil: // a later turn opens as its conversation did
+		q.shared, q.sharedTok = sess.shared, sess.sharedTok
+	case sp.Count > 0 && rng.Float64() < *sp.Share:
+		q.shared, q.sharedTok = 1+rng.IntN(sp.Count), sp.Tokens
+		prompt += sp.Tokens
+	}
+	if q.sess != nil && sess == nil {
+		q.sess.shared, q.sess.sharedTok = q.shared, q.sharedTok
+	}
 	q.out = min(p.CompletionTokens.sample(rng), q.maxTok)
 	if q.sess != nil {
 		q.sess.left--

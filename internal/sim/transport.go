@@ -37,6 +37,10 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	now := r.sched.now
 	a := u.prov.receive(now, q.stream, q.prompt, q.maxTok, q.out)
+	w := wireOf(req.URL.Path)
+	if a.kind == answerOK && q.shared > 0 {
+		u.prov.promptCache(&a, now, cacheKey{q.phase, q.shared}, q.sharedTok, w.family)
+	}
 	switch a.kind {
 	case answerRefused:
 		if err := r.sched.sleep(ctx, a.first); err != nil {
@@ -50,7 +54,6 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := r.sched.sleep(ctx, a.first); err != nil {
 		return nil, context.Cause(ctx)
 	}
-	w := wireOf(req.URL.Path)
 	resp := answerNow(req, a.status, w.contentType(false), nil)
 	for k, v := range u.prov.headers(r.sched.now) {
 		resp.Header[k] = v
@@ -64,11 +67,11 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	default:
 		if q.stream {
 			resp.Header.Set("Content-Type", w.contentType(true))
-			first, rest := w.streamBody(q.model, a.in, a.out)
+			first, rest := w.streamBody(q.model, a.usage())
 			resp.Body = &streamReader{r: r, ctx: ctx, first: first, rest: rest, until: now + a.total}
 			return resp, nil
 		}
-		body = w.wholeBody(q.model, epoch.Add(now), a.in, a.out)
+		body = w.wholeBody(q.model, epoch.Add(now), a.usage())
 	}
 	resp.ContentLength = int64(len(body))
 	resp.Body = io.NopCloser(bytes.NewReader(body))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"switchyard/internal/config"
@@ -80,14 +81,12 @@ func (s *Scenario) Validate(cfg *config.Config) config.Errors {
 	if s.Protocol != "" && s.Protocol != ProtocolOpenAI && s.Protocol != ProtocolAnthropic {
 		c.add("protocol", "must be %s or %s, got %q", ProtocolOpenAI, ProtocolAnthropic, s.Protocol)
 	}
-	switch s.Compare {
-	case "":
-	case CompareHedging:
-		if !hedgingOn(cfg) {
-			c.add("compare", "the config hedges no route: set defaults.hedge or a route's hedge.delay")
+	if cmp, ok := comparisons[s.Compare]; ok {
+		if problem := cmp.needs(cfg); problem != "" {
+			c.add("compare", "%s", problem)
 		}
-	default:
-		c.add("compare", "must be %q or empty, got %q", CompareHedging, s.Compare)
+	} else if s.Compare != "" {
+		c.add("compare", "must be one of %s, or empty; got %q", strings.Join(compareNames(), ", "), s.Compare)
 	}
 	if len(s.Traffic) == 0 {
 		c.add("traffic", "required: at least one phase")
@@ -134,6 +133,19 @@ func (p *Phase) check(c *checker, path string, limit time.Duration, cfg *config.
 	c.counts(path+".sessions.turns", p.Sessions.Turns, 1)
 	c.durations(path+".sessions.think_time", p.Sessions.ThinkTime)
 	c.counts(path+".prompt_tokens", p.PromptTokens, 1)
+	if sp := p.SharedPrompts; sp.Count != 0 || sp.Tokens != 0 || sp.Share != nil {
+		switch {
+		case sp.Count < 1:
+			c.add(path+".shared_prompts.count", "must be ≥ 1 with shared_prompts, got %d", sp.Count)
+		case sp.Tokens < 1:
+			c.add(path+".shared_prompts.tokens", "must be ≥ 1 with shared_prompts, got %d", sp.Tokens)
+		case sp.Tokens > math.MaxInt32/8:
+			c.add(path+".shared_prompts.tokens", "must be ≤ %d, got %d", math.MaxInt32/8, sp.Tokens)
+		}
+		if sp.Share != nil {
+			c.share(path+".shared_prompts.share", *sp.Share)
+		}
+	}
 	c.counts(path+".completion_tokens", p.CompletionTokens, 1)
 	if p.MaxTokens < 1 {
 		c.add(path+".max_tokens", "must be ≥ 1, got %d", p.MaxTokens)

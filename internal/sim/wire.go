@@ -64,23 +64,23 @@ var simAnswer = []codec.Part{{Kind: codec.PartText, Text: "x"}}
 
 // wholeBody is a non-streaming answer with its usage, in w's protocol,
 // written by that protocol's own encoder.
-func (w wire) wholeBody(model string, created time.Time, in, out int64) []byte {
+func (w wire) wholeBody(model string, created time.Time, u codec.Usage) []byte {
 	return codec.ForFamily(w.family).EncodeResponse(&codec.Response{
 		ID: "sim", Model: model, Parts: simAnswer, StopReason: codec.StopEnd,
-		Usage: codec.Usage{Input: in, Output: out}, Created: created.Unix(),
+		Usage: u, Created: created.Unix(),
 	})
 }
 
 // streamBody is a stream's first event (its start and the first text) and
 // the rest of it (the end, with the usage), in w's protocol.
-func (w wire) streamBody(model string, in, out int64) (first, rest []byte) {
+func (w wire) streamBody(model string, u codec.Usage) (first, rest []byte) {
 	enc := codec.ForFamily(w.family).NewStreamEncoder(&codec.Request{Model: model, Stream: true, IncludeUsage: true})
 	chunks := [...]codec.Chunk{
-		{Type: codec.ChunkStart, ID: "sim", Model: model, Usage: codec.Usage{Input: in}},
+		{Type: codec.ChunkStart, ID: "sim", Model: model, Usage: codec.Usage{Input: u.Input, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}},
 		{Type: codec.ChunkBlockStart, Block: codec.Part{Kind: codec.PartText}},
 		{Type: codec.ChunkDelta, Text: simAnswer[0].Text},
 		{Type: codec.ChunkBlockStop},
-		{Type: codec.ChunkEnd, StopReason: codec.StopEnd, Usage: codec.Usage{Input: in, Output: out}},
+		{Type: codec.ChunkEnd, StopReason: codec.StopEnd, Usage: u},
 	}
 	for i := range 3 {
 		first = enc.Encode(&chunks[i], first)

@@ -88,9 +88,9 @@ type Store interface {
 	RequestLog(ctx context.Context, id string) (RequestLog, error)
 	// UsageTotals adds up, in the database, the request logs whose Time is
 	// at or after since (to the nanosecond; a log with the zero Time is
-	// never counted): one total per (Upstream, Key) pair that has a log,
-	// ordered by upstream, then key. Grouping by both lets a caller price
-	// tokens per upstream and still total by key. It never returns nil.
+	// never counted): one total per (Upstream, Key, Model) and UTC day that
+	// has a log, ordered by upstream, key, model, then day. Grouping by all
+	// of them lets a caller total by any one. It never returns nil.
 	UsageTotals(ctx context.Context, since time.Time) ([]UsageTotal, error)
 
 	// AddSpend adds every delta's USD to the total stored under its
@@ -160,6 +160,18 @@ type RequestLog struct {
 	// OutputTokens is the completion token count the upstream reported;
 	// for a stream cut before it reported one, the content events received.
 	OutputTokens int64 `json:"output_tokens"`
+	// CacheReadTokens and CacheWriteTokens are the parts of InputTokens
+	// the upstream read from and wrote to its prompt cache
+	// (docs/protocols.md#usage-and-cache-tokens).
+	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	// CostUSD is the cost of the answer's usage at the model's price on
+	// the upstream that served it (docs/reference.md#request-cost); 0 when
+	// unpriced or when no upstream answered.
+	CostUSD float64 `json:"cost_usd"`
+	// Unpriced: the upstream that served the request has no price for the
+	// model, so CostUSD is 0 without being free.
+	Unpriced bool `json:"unpriced,omitempty"`
 	// ErrorClass classifies a failure (rate_limited, server_error, …); "" on success.
 	ErrorClass string `json:"error_class,omitempty"`
 	// Error is a short, secret-free error message; "" on success.
@@ -229,15 +241,20 @@ func ParseTried(s string) []Attempt {
 	return tried
 }
 
-// UsageTotal is what the request logs of one (Upstream, Key) pair add up to
-// over a period (Store.UsageTotals).
+// UsageTotal is what the request logs of one (Upstream, Key, Model) add up
+// to over one UTC day of a period (Store.UsageTotals).
 type UsageTotal struct {
+	// Day is the UTC day of the requests' Time, at midnight UTC.
+	Day time.Time `json:"day"`
 	// Upstream is the name of the upstream that served the requests' last
 	// attempts; "" for requests no upstream served.
 	Upstream string `json:"upstream"`
 	// Key is the name of the client key that made the requests; "" when
 	// none did (e.g. an invalid key).
 	Key string `json:"key"`
+	// Model is the client-facing model the requests asked for (the route);
+	// "" when none was read (e.g. a body that was not JSON).
+	Model string `json:"model"`
 	// Requests counts the logs.
 	Requests int64 `json:"requests"`
 	// Errors counts the logs with an ErrorClass.
@@ -245,7 +262,20 @@ type UsageTotal struct {
 	// InputTokens and OutputTokens are the sums of the logs' token counts.
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
+	// CacheReadTokens and CacheWriteTokens are the sums of the logs'
+	// prompt cache counts.
+	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	// CostUSD is the sum of the logs' CostUSD: each priced when it was
+	// served, never re-priced.
+	CostUSD float64 `json:"cost_usd"`
+	// Unpriced counts the logs marked Unpriced.
+	Unpriced int64 `json:"unpriced"`
 }
+
+// DayOf returns the UTC day of the Unix day number n (days since
+// 1970-01-01), at midnight UTC.
+func DayOf(n int64) time.Time { return time.Unix(n*86400, 0).UTC() }
 
 // SpendDelta is USD spent since the last write, to be added to a stored
 // spend total.

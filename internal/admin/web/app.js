@@ -2,9 +2,10 @@
 //
 // It polls GET /admin/api/state and /admin/api/decisions every 2 s without
 // reloading the page, shows the traffic by route (routes.js: shares and a
-// requests-per-second chart per model), opens a request's view (request.js)
-// from a row of recent decisions, and edits upstreams with PATCH (active
-// toggle, inline weight). The admin token lives in sessionStorage only:
+// requests-per-second chart per model), the spend by route, key and
+// upstream (spend.js: /admin/api/usage every 10 s), opens a request's view
+// (request.js) from a row of recent decisions, and edits upstreams with
+// PATCH (active toggle, inline weight). The admin token lives in sessionStorage only:
 // never a cookie, never local storage. Everything taken from the API is
 // inserted as text, never as HTML.
 'use strict';
@@ -61,10 +62,48 @@
     return data;
   }
 
+  // ---- formatting ----
+
+  const dash = '–';
+  const pct = (x, digits) => (x * 100).toFixed(digits || 0) + '%';
+  const ms = (x) => (x > 0 ? Math.round(x) + ' ms' : dash);
+  function count(n) {
+    if (n >= 1e6) return (n / 1e6).toFixed(1) + 'M';
+    if (n >= 1e4) return (n / 1e3).toFixed(1) + 'k';
+    return String(n);
+  }
+  const usedOf = (used, limit) => count(used) + ' / ' + (limit > 0 ? count(limit) : dash);
+  const clock = (iso) => new Date(iso).toLocaleTimeString([], { hour12: false });
+  // usd formats US dollars: cents from $1 up, three significant digits
+  // below ($0.0123), at most eight decimals.
+  function usd(x) {
+    if (!x) return '$0';
+    if (x >= 1) return '$' + x.toFixed(2);
+    return '$' + x.toFixed(Math.min(8, 2 - Math.floor(Math.log10(x))));
+  }
+  // estimates maps each candidate of a decision that lowest-cost (or a
+  // price preference) scored to its estimated cost: "$0.0012" or "unpriced".
+  function estimates(d) {
+    const out = new Map();
+    for (const tier of d.tiers || []) {
+      for (const c of tier.candidates || []) {
+        const sc = c.scores || {};
+        if (sc.estimated_cost_usd !== undefined) out.set(c.name, usd(sc.estimated_cost_usd));
+        else if (sc.unpriced) out.set(c.name, 'unpriced');
+      }
+    }
+    return out;
+  }
+
   // The request view (request.js) opens from a row of recent decisions.
-  const requestView = switchyardRequestView({ $, el, api });
+  const requestView = switchyardRequestView({ $, el, api, usd, estimates });
   // The traffic by route (routes.js).
   const routes = switchyardRoutes({ $, el });
+  // The spend by route, key and upstream (spend.js), refreshed every
+  // SPEND_EVERY polls: the store adds the request logs up for it.
+  const spend = switchyardSpend({ $, el, api, count, usd, pct });
+  const SPEND_EVERY = 5;
+  let polls = 0;
 
   // ---- sign in / out ----
 
@@ -88,6 +127,8 @@
     showApp(false);
     requestView.close();
     routes.reset();
+    spend.reset();
+    polls = 0;
     setStatus('signed out');
     $('login-error').textContent = message || '';
     $('token').value = '';
@@ -110,19 +151,6 @@
     showApp(true);
     poll();
   }
-
-  // ---- formatting ----
-
-  const dash = '–';
-  const pct = (x, digits) => (x * 100).toFixed(digits || 0) + '%';
-  const ms = (x) => (x > 0 ? Math.round(x) + ' ms' : dash);
-  function count(n) {
-    if (n >= 1e6) return (n / 1e6).toFixed(1) + 'M';
-    if (n >= 1e4) return (n / 1e3).toFixed(1) + 'k';
-    return String(n);
-  }
-  const usedOf = (used, limit) => count(used) + ' / ' + (limit > 0 ? count(limit) : dash);
-  const clock = (iso) => new Date(iso).toLocaleTimeString([], { hour12: false });
 
   // ---- upstream table ----
 
@@ -277,6 +305,13 @@
     return s;
   }
 
+  // orderOf lists a decision's order, each candidate with its estimated
+  // cost when the decision has one.
+  function orderOf(d) {
+    const est = estimates(d);
+    return (d.order || []).map((n) => (est.has(n) ? n + ' (' + est.get(n) + ')' : n)).join(' → ') || dash;
+  }
+
   function renderDecisions(list) {
     const body = $('decisions').tBodies[0];
     const nodes = (list || []).map((d) => {
@@ -294,7 +329,7 @@
         el('td', { text: d.key || dash }),
         el('td', { text: d.strategy }),
         el('td', {}, d.chosen ? el('strong', { text: d.chosen }) : el('span', { class: 'bad', text: 'none' })),
-        el('td', { class: 'order', text: (d.order || []).join(' → ') || dash }),
+        el('td', { class: 'order', text: orderOf(d) }),
         el('td', { class: 'tried', text: tried(d) }),
         el('td', { class: 'affinity', text: sessionOf(d) }),
         el('td', { class: 'reasons', text: skipped.join(' · ') || dash }));
@@ -320,6 +355,7 @@
     clearTimeout(timer);
     timer = null;
     if (!token) return;
+    if (polls++ % SPEND_EVERY === 0) spend.refresh();
     try {
       const [state, decisions] = await Promise.all([api('GET', 'state' + routes.historyQuery()), api('GET', 'decisions?limit=12')]);
       routes.record(state);

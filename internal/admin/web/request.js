@@ -5,16 +5,18 @@
 // on a timeline (one bar per attempt from its start to its end, a mark at
 // its first byte, hedge and won labels, a colour per outcome), the routing
 // decision's skipped candidates with their reasons, and the request's
-// status, tokens and translation. Everything from the API is inserted as
+// status, tokens (the prompt cache's reads and writes apart), cost and
+// translation, and each candidate's estimated cost when the decision has it. Everything from the API is inserted as
 // text; bar positions are set through the CSSOM, which the page's
 // Content-Security-Policy allows (a style attribute it would block).
 'use strict';
 
 // switchyardRequestView returns {open(id), close(), current()} over the
-// section #request-view. h holds app.js's helpers: $, el, api, APIError.
+// section #request-view. h holds app.js's helpers: $, el, api, usd,
+// estimates.
 // eslint-disable-next-line no-unused-vars
 function switchyardRequestView(h) {
-  const { $, el, api } = h;
+  const { $, el, api, usd, estimates } = h;
   const RETRY_MS = 1000; // the request log is written within about a second
   const RETRIES = 10;
   const dash = '–';
@@ -68,12 +70,16 @@ function switchyardRequestView(h) {
       facts.push(['Model', l.model], ['Key', l.key || dash], ['Served by', l.upstream || dash]);
       facts.push(['Attempts', String(l.attempts)], ['Latency', msOf(l.latency_ns)], ['TTFT', l.ttft_ns ? msOf(l.ttft_ns) : dash]);
       facts.push(['Tokens', l.input_tokens + ' in · ' + l.output_tokens + ' out']);
+      facts.push(['Prompt cache', (l.cache_read_tokens || 0) + ' read · ' + (l.cache_write_tokens || 0) + ' written']);
+      facts.push(['Cost', l.unpriced ? 'unpriced' : usd(l.cost_usd || 0)]);
       facts.push(['Translation', l.translated || 'none (passed through)']);
       if (l.error) facts.push(['Error', l.error]);
     } else if (d) {
       facts.push(['Model', d.model], ['Key', d.key || dash]);
     }
     if (d) facts.push(['Strategy', d.strategy], ['Order', (d.order || []).join(' → ') || dash]);
+    const est = d ? estimates(d) : new Map();
+    if (est.size > 0) facts.push(['Estimated cost', Array.from(est, ([n, c]) => n + ' ' + c).join(' · ')]);
     facts.push(['Trace', v.trace_id || 'none (tracing not enabled)']);
     $('rv-facts').replaceChildren(...facts.map(([k, val]) => el('div', {}, el('dt', { text: k }), el('dd', { text: val }))));
     $('rv-timeline').replaceChildren(...(l ? timeline(l) : untimed(v.decisions || [])));

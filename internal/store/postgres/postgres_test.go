@@ -176,7 +176,7 @@ func TestMigrationsConcurrentOpenAndReopen(t *testing.T) {
 		t.Cleanup(func() { _ = stores[i].Close() })
 	}
 	first := appliedMigrations(t, stores[0])
-	wantNames := []string{"0001_init.sql", "0002_spend.sql", "0003_config_notify.sql", "0004_translated.sql", "0005_tried.sql", "0006_trace_id.sql"}
+	wantNames := []string{"0001_init.sql", "0002_spend.sql", "0003_config_notify.sql", "0004_translated.sql", "0005_tried.sql", "0006_trace_id.sql", "0007_cost.sql"}
 	if len(first) != len(wantNames) {
 		t.Fatalf("schema_migrations = %+v, want %v", first, wantNames)
 	}

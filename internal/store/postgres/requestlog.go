@@ -17,6 +17,7 @@ import (
 var requestLogColumns = []string{
 	"id", "time", "time_nsec", "key", "model", "upstream", "status", "attempts", "stream",
 	"latency_ns", "ttft_ns", "input_tokens", "output_tokens", "error_class", "error", "translated", "tried", "trace_id",
+	"cache_read_tokens", "cache_write_tokens", "cost_usd", "unpriced",
 }
 
 // InsertRequestLogs appends logs with one COPY, which stores every log or
@@ -34,6 +35,7 @@ func (s *Store) InsertRequestLogs(ctx context.Context, logs []store.RequestLog) 
 			text(l.ID), at, int16(l.Time.Sub(at)), text(l.Key), text(l.Model), text(l.Upstream),
 			l.Status, l.Attempts, l.Stream, int64(l.Latency), int64(l.TTFT),
 			l.InputTokens, l.OutputTokens, text(l.ErrorClass), text(l.Error), text(l.Translated), text(store.TriedJSON(l.Tried)), text(l.TraceID),
+			l.CacheReadTokens, l.CacheWriteTokens, l.CostUSD, l.Unpriced,
 		}, nil
 	})
 	if _, err := s.pool.CopyFrom(ctx, pgx.Identifier{"request_logs"}, requestLogColumns, src); err != nil {
@@ -44,7 +46,8 @@ func (s *Store) InsertRequestLogs(ctx context.Context, logs []store.RequestLog) 
 
 // selectLogsSQL selects every column of a request log, in the order logDest lists them.
 const selectLogsSQL = `SELECT id, time, time_nsec, key, model, upstream, status, attempts,
-	stream, latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated, tried, trace_id
+	stream, latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated, tried, trace_id,
+	cache_read_tokens, cache_write_tokens, cost_usd, unpriced
 	FROM request_logs `
 
 // logRow receives one row of selectLogsSQL.
@@ -59,7 +62,8 @@ type logRow struct {
 func (r *logRow) dest() []any {
 	return []any{&r.l.ID, &r.l.Time, &r.nsec, &r.l.Key, &r.l.Model, &r.l.Upstream,
 		&r.l.Status, &r.l.Attempts, &r.l.Stream, &r.latency, &r.ttft, &r.l.InputTokens, &r.l.OutputTokens,
-		&r.l.ErrorClass, &r.l.Error, &r.l.Translated, &r.tried, &r.l.TraceID}
+		&r.l.ErrorClass, &r.l.Error, &r.l.Translated, &r.tried, &r.l.TraceID,
+		&r.l.CacheReadTokens, &r.l.CacheWriteTokens, &r.l.CostUSD, &r.l.Unpriced}
 }
 
 // log returns the scanned log, its time to the nanosecond.

@@ -49,7 +49,8 @@ func (s *Store) InsertRequestLogs(ctx context.Context, logs []store.RequestLog) 
 			l := &logs[i]
 			args = append(args, l.ID, unixNano(l.Time), l.Key, l.Model, l.Upstream,
 				l.Status, l.Attempts, l.Stream, int64(l.Latency), int64(l.TTFT),
-				l.InputTokens, l.OutputTokens, l.ErrorClass, l.Error, l.Translated, store.TriedJSON(l.Tried), l.TraceID)
+				l.InputTokens, l.OutputTokens, l.ErrorClass, l.Error, l.Translated, store.TriedJSON(l.Tried), l.TraceID,
+				l.CacheReadTokens, l.CacheWriteTokens, l.CostUSD, l.Unpriced)
 		}
 		if _, err = (*stmt).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("inserting request logs: %w", err)
@@ -63,24 +64,26 @@ func (s *Store) InsertRequestLogs(ctx context.Context, logs []store.RequestLog) 
 }
 
 const (
-	// logChunk is the rows one multi-row INSERT carries: 17 × 32 = 544
+	// logChunk is the rows one multi-row INSERT carries: 21 × 32 = 672
 	// parameters, well under SQLite's limit of 32,766.
 	logChunk = 32
 	// logColumns is the number of columns an INSERT sets.
-	logColumns = 17
+	logColumns = 21
 )
 
 // insertLogsSQL returns the INSERT of n request logs.
 func insertLogsSQL(n int) string {
 	row := "(?" + strings.Repeat(", ?", logColumns-1) + ")"
 	return "INSERT INTO request_logs (id, time, key, model, upstream, status, attempts, stream, " +
-		"latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated, tried, trace_id) VALUES " +
+		"latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated, tried, trace_id, " +
+		"cache_read_tokens, cache_write_tokens, cost_usd, unpriced) VALUES " +
 		row + strings.Repeat(", "+row, n-1)
 }
 
 // selectLogsSQL selects every column of a request log, in the order scanLog reads them.
 const selectLogsSQL = `SELECT id, time, key, model, upstream, status, attempts,
-	stream, latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated, tried, trace_id
+	stream, latency_ns, ttft_ns, input_tokens, output_tokens, error_class, error, translated, tried, trace_id,
+	cache_read_tokens, cache_write_tokens, cost_usd, unpriced
 	FROM request_logs `
 
 // RecentRequestLogs returns at most limit logs, newest first (ties: last
@@ -134,7 +137,8 @@ func scanLog(row interface{ Scan(dest ...any) error }) (store.RequestLog, error)
 		tried         string
 	)
 	if err := row.Scan(&l.ID, &at, &l.Key, &l.Model, &l.Upstream, &l.Status, &l.Attempts,
-		&l.Stream, &latency, &ttft, &l.InputTokens, &l.OutputTokens, &l.ErrorClass, &l.Error, &l.Translated, &tried, &l.TraceID); err != nil {
+		&l.Stream, &latency, &ttft, &l.InputTokens, &l.OutputTokens, &l.ErrorClass, &l.Error, &l.Translated, &tried, &l.TraceID,
+		&l.CacheReadTokens, &l.CacheWriteTokens, &l.CostUSD, &l.Unpriced); err != nil {
 		return store.RequestLog{}, err
 	}
 	if at.Valid {

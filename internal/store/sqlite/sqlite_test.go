@@ -71,7 +71,7 @@ func TestMigrationsApplyOnceAndReopenIsNoop(t *testing.T) {
 	ctx := context.Background()
 	s, path := openTest(t)
 	first := appliedMigrations(t, s)
-	wantNames := []string{"0001_init.sql", "0002_spend.sql", "0003_config_version.sql", "0004_lean_request_logs.sql", "0005_translated.sql", "0006_tried.sql", "0007_trace_id.sql"}
+	wantNames := []string{"0001_init.sql", "0002_spend.sql", "0003_config_version.sql", "0004_lean_request_logs.sql", "0005_translated.sql", "0006_tried.sql", "0007_trace_id.sql", "0008_cost.sql"}
 	if len(first) != len(wantNames) {
 		t.Fatalf("schema_migrations after Open = %+v, want %v", first, wantNames)
 	}

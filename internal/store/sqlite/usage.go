@@ -8,24 +8,31 @@ import (
 	"switchyard/internal/store"
 )
 
-// UsageTotals adds up the request logs since since per (upstream, key) with
-// one GROUP BY over the range of request_logs_time that the period covers.
+// UsageTotals adds up the request logs since since per (upstream, key,
+// model, UTC day) with one GROUP BY over the range of request_logs_time
+// that the period covers.
 func (s *Store) UsageTotals(ctx context.Context, since time.Time) ([]store.UsageTotal, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT upstream, key, COUNT(*),
+	rows, err := s.r.QueryContext(ctx, `SELECT upstream, key, model, time / 86400000000000 AS day, COUNT(*),
 		SUM(CASE WHEN error_class <> '' THEN 1 ELSE 0 END),
-		SUM(input_tokens), SUM(output_tokens)
+		SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens), SUM(cache_write_tokens),
+		TOTAL(cost_usd), SUM(unpriced)
 		FROM request_logs WHERE time >= ?
-		GROUP BY upstream, key ORDER BY upstream, key`, sinceNano(since))
+		GROUP BY upstream, key, model, day ORDER BY upstream, key, model, day`, sinceNano(since))
 	if err != nil {
 		return nil, fmt.Errorf("adding up usage: %w", err)
 	}
 	defer rows.Close()
 	out := []store.UsageTotal{}
 	for rows.Next() {
-		var u store.UsageTotal
-		if err := rows.Scan(&u.Upstream, &u.Key, &u.Requests, &u.Errors, &u.InputTokens, &u.OutputTokens); err != nil {
+		var (
+			u   store.UsageTotal
+			day int64
+		)
+		if err := rows.Scan(&u.Upstream, &u.Key, &u.Model, &day, &u.Requests, &u.Errors, &u.InputTokens, &u.OutputTokens,
+			&u.CacheReadTokens, &u.CacheWriteTokens, &u.CostUSD, &u.Unpriced); err != nil {
 			return nil, fmt.Errorf("adding up usage: %w", err)
 		}
+		u.Day = store.DayOf(day)
 		out = append(out, u)
 	}
 	if err := rows.Err(); err != nil {

@@ -33,7 +33,9 @@ func Upstream(name string) config.Upstream {
 		Queue:             config.Queue{Enabled: true, Timeout: 1500 * time.Millisecond, MaxLength: 42},
 		RateLimit:         config.RateLimit{RPM: 600, TPM: 90000},
 		SpendLimit:        config.SpendLimit{USD: 12.34, Period: "day"},
-		Price:             config.Price{InputPerMTok: 2.5, OutputPerMTok: 10.125},
+		Price:             config.Price{InputPerMTok: 2.5, OutputPerMTok: 10.125, CacheReadPerMTok: 1.25, CacheWritePerMTok: 3.125},
+		Prices:            map[string]config.Price{"gpt-4o-*": {InputPerMTok: 0.15, OutputPerMTok: 0.6, CacheReadPerMTok: 0.075, CacheWritePerMTok: 0.2}},
+		PriceMultiplier:   0.8,
 		AffinityMigration: config.AffinityMigration{Mode: "cross_tier", MaxContentLength: 65536},
 		Headers:           map[string]string{"X-Org": "acme", "X-Team": "infra"},
 		Active:            true,
@@ -53,6 +55,7 @@ func Key(name string) config.Key {
 		AllowedUpstreams: []string{"openai-main", "azure-east"},
 		RPM:              120,
 		SpendLimit:       config.SpendLimit{USD: 99.5, Period: "month"},
+		Preferences:      true,
 	}
 }
 
@@ -75,7 +78,8 @@ func Route(model string) config.Route {
 			DefaultMaxTokens:  8192,
 		},
 		FallbackModels: []string{"gpt-4o-mini", "claude-3-5-haiku"},
-		Affinity:       config.RouteAffinity{Enabled: &enabled, SlidingTTL: 2 * time.Minute, AbsoluteTTL: time.Hour},
+		Affinity: config.RouteAffinity{Enabled: &enabled, SlidingTTL: 2 * time.Minute, AbsoluteTTL: time.Hour,
+			Prefix: config.RoutePrefixAffinity{Enabled: &enabled, MinTokens: 512, TTL: 3 * time.Minute, MaxShare: 0.6}},
 	}
 }
 
@@ -95,10 +99,16 @@ func Log(i int) store.RequestLog {
 		TTFT:         345678912 * time.Nanosecond,
 		InputTokens:  1 << 40,
 		OutputTokens: 4321,
-		ErrorClass:   "server_error",
-		Error:        "upstream reset the connection",
-		Translated:   "anthropic->openai-chat",
-		TraceID:      "4bf92f3577b34da6a3ce929d0e0e4736",
+		// Cost and cache counts that a float32 or 32-bit column would not
+		// hold exactly.
+		CacheReadTokens:  1<<39 + 1,
+		CacheWriteTokens: 1<<33 + 7,
+		CostUSD:          1234.000000123456789,
+		Unpriced:         true,
+		ErrorClass:       "server_error",
+		Error:            "upstream reset the connection",
+		Translated:       "anthropic->openai-chat",
+		TraceID:          "4bf92f3577b34da6a3ce929d0e0e4736",
 		Tried: []store.Attempt{
 			{Upstream: "openai-main", Start: time.Millisecond, End: 300 * time.Millisecond, Status: 500, Outcome: "server_error", Detail: "status 500"},
 			{Upstream: "openai-spare", Start: 301 * time.Millisecond, FirstByte: 90 * time.Millisecond, End: 900 * time.Millisecond,

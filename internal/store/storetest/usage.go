@@ -12,12 +12,14 @@ import (
 )
 
 // usageLogs returns n request logs spread over three upstreams (one of
-// them "", no upstream served), three keys (one ""), a few error classes
+// them "", no upstream served), three keys (one ""), two models, a few
+// error classes
 // and, one log every 17 minutes with a nanosecond part, over the days
 // before UsageEpoch.
 func usageLogs(n int) []store.RequestLog {
 	upstreams := []string{"alpha", "bravo", ""}
 	keys := []string{"kone", "ktwo", ""}
+	models := []string{"gpt-4o", "claude-x"}
 	out := make([]store.RequestLog, n)
 	for i := range out {
 		l := Log(i)
@@ -25,7 +27,11 @@ func usageLogs(n int) []store.RequestLog {
 		l.Time = UsageEpoch.Add(-time.Duration(i)*17*time.Minute - time.Duration(i%1000))
 		l.Upstream = upstreams[i%len(upstreams)]
 		l.Key = keys[(i/2)%len(keys)]
+		l.Model = models[i%len(models)]
 		l.InputTokens, l.OutputTokens = int64(i*31%997), int64(i*7%113)
+		l.CacheReadTokens, l.CacheWriteTokens = l.InputTokens/2, int64(i%3)
+		// Multiples of 1/64: sums in any order are exact.
+		l.CostUSD, l.Unpriced = float64(i%9)/64, i%7 == 0
 		l.ErrorClass = ""
 		if i%5 == 0 {
 			l.ErrorClass = "server_error"
@@ -40,33 +46,46 @@ var UsageEpoch = time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC)
 
 // sumUsage is the reference UsageTotals: a loop over every log.
 func sumUsage(logs []store.RequestLog, since time.Time) []store.UsageTotal {
-	byPair := map[[2]string]*store.UsageTotal{}
+	byGroup := map[[4]string]*store.UsageTotal{}
 	for _, l := range logs {
 		if l.Time.IsZero() || l.Time.Before(since) {
 			continue
 		}
-		k := [2]string{l.Upstream, l.Key}
-		u := byPair[k]
+		day := l.Time.UTC().Truncate(24 * time.Hour)
+		k := [4]string{l.Upstream, l.Key, l.Model, day.Format(time.DateOnly)}
+		u := byGroup[k]
 		if u == nil {
-			u = &store.UsageTotal{Upstream: l.Upstream, Key: l.Key}
-			byPair[k] = u
+			u = &store.UsageTotal{Day: day, Upstream: l.Upstream, Key: l.Key, Model: l.Model}
+			byGroup[k] = u
 		}
 		u.Requests++
 		u.InputTokens += l.InputTokens
 		u.OutputTokens += l.OutputTokens
+		u.CacheReadTokens += l.CacheReadTokens
+		u.CacheWriteTokens += l.CacheWriteTokens
+		u.CostUSD += l.CostUSD
+		if l.Unpriced {
+			u.Unpriced++
+		}
 		if l.ErrorClass != "" {
 			u.Errors++
 		}
 	}
 	out := []store.UsageTotal{}
-	for _, u := range byPair {
+	for _, u := range byGroup {
 		out = append(out, *u)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Upstream != out[j].Upstream {
 			return out[i].Upstream < out[j].Upstream
 		}
-		return out[i].Key < out[j].Key
+		if out[i].Key != out[j].Key {
+			return out[i].Key < out[j].Key
+		}
+		if out[i].Model != out[j].Model {
+			return out[i].Model < out[j].Model
+		}
+		return out[i].Day.Before(out[j].Day)
 	})
 	return out
 }
@@ -103,10 +122,10 @@ func testUsageTotals(t *testing.T, open Opener) {
 		{"in another zone", at(123).In(time.FixedZone("UTC-5", -5*3600)), nil},
 		{"the future", UsageEpoch.Add(time.Nanosecond), []store.UsageTotal{}},
 		{"the newest four logs, counted by hand", at(3), []store.UsageTotal{
-			{Upstream: "", Key: "ktwo", Requests: 1, Errors: 0, InputTokens: 62, OutputTokens: 14},
-			{Upstream: "alpha", Key: "kone", Requests: 1, Errors: 1, InputTokens: 0, OutputTokens: 0},
-			{Upstream: "alpha", Key: "ktwo", Requests: 1, Errors: 0, InputTokens: 93, OutputTokens: 21},
-			{Upstream: "bravo", Key: "kone", Requests: 1, Errors: 0, InputTokens: 31, OutputTokens: 7},
+			{Day: Day(3, 10), Upstream: "", Key: "ktwo", Model: "gpt-4o", Requests: 1, Errors: 0, InputTokens: 62, OutputTokens: 14, CacheReadTokens: 31, CacheWriteTokens: 2, CostUSD: 2.0 / 64},
+			{Day: Day(3, 10), Upstream: "alpha", Key: "kone", Model: "gpt-4o", Requests: 1, Errors: 1, InputTokens: 0, OutputTokens: 0, Unpriced: 1},
+			{Day: Day(3, 10), Upstream: "alpha", Key: "ktwo", Model: "claude-x", Requests: 1, Errors: 0, InputTokens: 93, OutputTokens: 21, CacheReadTokens: 46, CacheWriteTokens: 0, CostUSD: 3.0 / 64},
+			{Day: Day(3, 10), Upstream: "bravo", Key: "kone", Model: "claude-x", Requests: 1, Errors: 0, InputTokens: 31, OutputTokens: 7, CacheReadTokens: 15, CacheWriteTokens: 1, CostUSD: 1.0 / 64},
 		}},
 	}
 	for _, tt := range tests {

@@ -65,7 +65,7 @@ func EncodeKey(k config.Key) ([]byte, error) {
 // DecodeKey rebuilds a client key from its name, key_sha256 and spec
 // columns; the plaintext secret is always empty.
 func DecodeKey(name, hash string, spec []byte) (config.Key, error) {
-	var k config.Key
+	k := config.DefaultKey() // a setting added after the key was stored takes its default
 	if err := json.Unmarshal(spec, &k); err != nil {
 		return config.Key{}, fmt.Errorf("decoding %q: %w", name, err)
 	}
