@@ -3,10 +3,12 @@ package gateway_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3/option"
 
@@ -64,8 +66,8 @@ func askServedBy(t *testing.T, e *env, model string) string {
 }
 
 // TestPlatformCredentialsEndToEnd: a Bedrock upstream with only a region
-// signs with the environment's keys and with a named profile of a shared
-// credentials file; a Vertex upstream with only project and location gets
+// signs with the environment's keys, with a named profile of a shared
+// credentials file and with a web identity token exchanged at STS; a Vertex upstream with only project and location gets
 // its token through GOOGLE_APPLICATION_CREDENTIALS and from the metadata
 // server; an Azure OpenAI
 // upstream with auth entra sends an Entra ID token. Each mock accepts only
@@ -90,6 +92,17 @@ func TestPlatformCredentialsEndToEnd(t *testing.T) {
 			}
 			_, url := startMockWith(t, mock.Options{Name: "bedrock-profile", AWSAccessKeyID: "AKIDPROFILEE2E", AWSSecretAccessKey: "profile-e2e-secret"})
 			return platformBedrock(url, "bedrock-e2e")
+		}},
+		{"bedrock from a web identity token and STS", bedrockModel, func(t *testing.T, dir string) config.Upstream {
+			token := filepath.Join(dir, "token")
+			if err := os.WriteFile(token, []byte("eyJ.irsa.token"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("AWS_WEB_IDENTITY_TOKEN_FILE", token)
+			t.Setenv("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/gateway")
+			t.Setenv("AWS_ENDPOINT_URL_STS", localSTS(t, "eyJ.irsa.token", "ASIASTSE2E", "sts-e2e-secret", "sts-e2e-session"))
+			_, url := startMockWith(t, mock.Options{Name: "bedrock-irsa", AWSAccessKeyID: "ASIASTSE2E", AWSSecretAccessKey: "sts-e2e-secret", AWSSessionToken: "sts-e2e-session"})
+			return platformBedrock(url, "")
 		}},
 		{"vertex through GOOGLE_APPLICATION_CREDENTIALS", vertexGemini, func(t *testing.T, dir string) config.Upstream {
 			_, url := startVertexMock(t, "vertex-adc", mock.Options{})
@@ -139,4 +152,24 @@ func platformBedrock(mockURL, profile string) config.Upstream {
 	u.ModelMap = map[string]string{bedrockModel: bedrockModelID}
 	u.Bedrock = &provider.BedrockSettings{Region: "us-east-1", Profile: profile}
 	return u
+}
+
+// localSTS is an STS stand-in that exchanges the web identity token for
+// temporary credentials valid an hour (AssumeRoleWithWebIdentity).
+func localSTS(t *testing.T, token, keyID, secret, session string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil || r.Form.Get("Action") != "AssumeRoleWithWebIdentity" || r.Form.Get("WebIdentityToken") != token {
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>refused</Message></Error></ErrorResponse>`))
+			return
+		}
+		w.Header().Set("Content-Type", "text/xml")
+		_, _ = w.Write([]byte(`<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleWithWebIdentityResult>` +
+			`<Credentials><AccessKeyId>` + keyID + `</AccessKeyId><SecretAccessKey>` + secret + `</SecretAccessKey><SessionToken>` + session +
+			`</SessionToken><Expiration>` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `</Expiration></Credentials>` +
+			`</AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
