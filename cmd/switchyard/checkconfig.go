@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"switchyard/internal/config"
 	"switchyard/internal/pricing"
+	"switchyard/internal/provider"
 )
 
 // errInvalidConfig makes the command exit 1 after its errors are printed.
@@ -45,10 +47,29 @@ func newCheckConfigCmd() *cobra.Command {
 			for _, w := range unpricedWarnings(pricing.Table(cfg.Upstreams, cat)) {
 				fmt.Fprintln(out, "warning:", w)
 			}
+			printCredentialSources(out, cfg)
 			fmt.Fprintf(out, "%s: ok (%s, %s, %s)\n", args[0], count(len(cfg.Upstreams), "upstream"),
 				count(len(cfg.Keys), "key"), count(len(cfg.Routes), "route"))
 			return nil
 		},
+	}
+}
+
+// printCredentialSources prints, for each upstream whose credentials may
+// come from the platform or the environment (Bedrock, Vertex, Azure
+// OpenAI), where they will come from; never a secret.
+func printCredentialSources(out io.Writer, cfg *config.Config) {
+	for i := range cfg.Upstreams {
+		u := &cfg.Upstreams[i]
+		p, ok := provider.Builtin().Lookup(u.Provider)
+		if !ok {
+			continue
+		}
+		if cs, ok := p.(provider.CredentialSourcer); ok {
+			if src := cs.CredentialSource(u.Adapter()); src != "" {
+				fmt.Fprintf(out, "upstream %s: credentials: %s\n", u.Name, src)
+			}
+		}
 	}
 }
 

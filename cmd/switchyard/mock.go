@@ -60,6 +60,17 @@ Its behaviour can be changed while it runs:
 	f.StringVar(&opts.APIKey, "api-key", "", "the only key every family accepts (also the Bedrock API key); empty: any")
 	f.StringVar(&opts.AWSAccessKeyID, "aws-access-key-id", "", "Bedrock: verify SigV4 signatures made with this key id …")
 	f.StringVar(&opts.AWSSecretAccessKey, "aws-secret-access-key", "", "… and this secret")
+	f.StringVar(&opts.AWSSessionToken, "aws-session-token", "", "… and require this session token (temporary credentials) as X-Amz-Security-Token")
+	var entra mock.EntraApp
+	f.StringVar(&entra.TenantID, "entra-tenant-id", "", "Azure OpenAI: also accept Entra ID tokens of this tenant's POST /{tenant}/oauth2/v2.0/token …")
+	f.StringVar(&entra.ClientID, "entra-client-id", "", "… granted to this client id …")
+	f.StringVar(&entra.ClientSecret, "entra-client-secret", "", "… with this client secret …")
+	f.StringVar(&entra.FederatedToken, "entra-federated-token", "", "… or this federated token as the client assertion")
+	cmd.PreRun = func(*cobra.Command, []string) {
+		if entra.TenantID != "" {
+			opts.Entra = &entra
+		}
+	}
 	f.StringVar(&saPath, "service-account", "", "Vertex: the service-account JSON key whose assertions the token endpoint accepts; empty: a new one, written beside the temporary directory and printed")
 	return cmd
 }

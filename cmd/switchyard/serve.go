@@ -91,7 +91,7 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, a
 	if listen != "" {
 		cfg.Listen = listen
 	}
-	logger := newLogger(cfg.Log.Level, cfg.Log.Format)
+	logger := newLogger(cmd.ErrOrStderr(), cfg.Log.Level, cfg.Log.Format)
 	for _, w := range cfg.Warnings {
 		logger.Warn("config", "warning", w.Error())
 	}
@@ -112,6 +112,10 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, a
 		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
 	addr := ln.Addr().String()
+	if cfgPath != "" {
+		stopReload := reloadOnHangup(ctx, logger, g, cfgPath)
+		defer stopReload()
+	}
 	logServing(logger, addr, cfg)
 	if d != nil {
 		printDemo(out, addr, cfg.Admin.Token, d.TokenFile, cfg.Upstreams)
@@ -120,6 +124,65 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, a
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return errors.Join(serveErr, g.Close(closeCtx))
+}
+
+// reloadOnHangup reloads the configuration file at path on each SIGHUP
+// until ctx ends or the returned stop is called
+// (docs/reference.md#reloading-the-configuration-file): the file is
+// loaded and validated as at start; a file with errors is refused, each
+// error logged, and the running configuration kept; a valid one is
+// applied as an admin API change (Gateway.ApplyFile). SIGHUP is caught
+// from the moment this returns.
+func reloadOnHangup(ctx context.Context, logger *slog.Logger, g *gateway.Gateway, path string) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				reloadFile(ctx, logger, g, path)
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		cancel()
+		<-done
+	}
+}
+
+// reloadFile loads, validates and applies the configuration file once,
+// logging the outcome.
+func reloadFile(ctx context.Context, logger *slog.Logger, g *gateway.Gateway, path string) {
+	cfg, err := config.Load(path)
+	if errs, ok := errors.AsType[config.Errors](err); ok {
+		for _, e := range errs {
+			logger.Error("config reload refused", "file", path, "error", e.Error())
+		}
+		logger.Error("config reload refused: the running configuration is kept", "file", path, "errors", len(errs))
+		return
+	}
+	if err != nil {
+		logger.Error("config reload refused: the running configuration is kept", "file", path, "err", err)
+		return
+	}
+	for _, w := range cfg.Warnings {
+		logger.Warn("config", "warning", w.Error())
+	}
+	restart, err := g.ApplyFile(ctx, cfg)
+	if err != nil {
+		logger.Error("config reload failed", "file", path, "err", err)
+		return
+	}
+	if len(restart) > 0 {
+		logger.Warn("config reload: these settings apply at the next start", "settings", strings.Join(restart, ", "))
+	}
+	logger.Info("config reloaded", "file", path, "upstreams", len(cfg.Upstreams), "keys", len(cfg.Keys), "routes", len(cfg.Routes))
 }
 
 // logServing logs the start line: the address, the store and state drivers
@@ -230,13 +293,13 @@ func upstreamsByModel(ups []config.Upstream) string {
 // newLogger returns a logger on stderr at level, one JSON object per line
 // or, with format "text", key=value pairs; a line logged within a traced
 // request carries its trace_id.
-func newLogger(level, format string) *slog.Logger {
+func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
 	opts := &slog.HandlerOptions{Level: l}
-	var h slog.Handler = slog.NewJSONHandler(os.Stderr, opts)
+	var h slog.Handler = slog.NewJSONHandler(w, opts)
 	if format == "text" {
-		h = slog.NewTextHandler(os.Stderr, opts)
+		h = slog.NewTextHandler(w, opts)
 	}
 	return slog.New(tracing.LogHandler(h))
 }

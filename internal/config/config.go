@@ -460,6 +460,9 @@ type Upstream struct {
 	// Vertex holds the vertex provider's settings (project, location,
 	// service-account credentials); required by it, refused by the others.
 	Vertex *provider.VertexSettings `yaml:"vertex" json:"vertex,omitempty"`
+	// Azure holds the azure-openai provider's authentication (api_key or
+	// Entra ID); optional for it, refused by the others.
+	Azure *provider.AzureSettings `yaml:"azure" json:"azure,omitempty"`
 }
 
 // Default returns a Config holding every default of docs/config.md.
@@ -528,5 +531,5 @@ func (c *Config) Settings(model string) (Route, bool) {
 // Adapter returns what u's provider adapter needs of it.
 func (u *Upstream) Adapter() provider.Upstream {
 	return provider.Upstream{Name: u.Name, BaseURL: u.BaseURL, APIKey: u.APIKey, APIVersion: u.APIVersion, Headers: u.Headers,
-		Organization: u.Organization, Project: u.Project, Bedrock: u.Bedrock, Vertex: u.Vertex}
+		Organization: u.Organization, Project: u.Project, Bedrock: u.Bedrock, Vertex: u.Vertex, Azure: u.Azure}
 }

@@ -46,7 +46,7 @@ func TestValidateProviderDefaults(t *testing.T) {
 			u := vertex()
 			u.Vertex = nil
 			c.Upstreams = append(c.Upstreams, u)
-		}, Errors{{"upstreams[3].vertex", "required for provider vertex: project, location, and credentials_file or credentials_json"}}},
+		}, Errors{{"upstreams[3].vertex", "required for provider vertex: project and location (and credentials_file or credentials_json, else Application Default Credentials apply)"}}},
 		{"vertex without a project", func(c *Config) {
 			u := vertex()
 			u.Vertex.Project = ""

@@ -183,7 +183,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 		g.metrics.EnableSharedState()
 		g.affinity = g.shared.Affinity(g.sessions)
 	}
-	if err := g.seedStore(ctx); err != nil {
+	if err := g.seedStore(ctx, g.cfg); err != nil {
 		return fail(err)
 	}
 	cat, err := g.buildCatalog(ctx)
@@ -279,15 +279,15 @@ func openStore(ctx context.Context, sc config.Store) (store.Store, error) {
 	}
 }
 
-// seedStore upserts the configuration file's entities; client keys are
-// stored as their SHA-256 only.
-func (g *Gateway) seedStore(ctx context.Context) error {
-	for _, u := range g.cfg.Upstreams {
+// seedStore upserts the entities of cfg, the configuration file's;
+// client keys are stored as their SHA-256 only.
+func (g *Gateway) seedStore(ctx context.Context, cfg *config.Config) error {
+	for _, u := range cfg.Upstreams {
 		if err := g.store.UpsertUpstream(ctx, u); err != nil {
 			return fmt.Errorf("storing upstream %s: %w", u.Name, err)
 		}
 	}
-	for _, k := range g.cfg.Keys {
+	for _, k := range cfg.Keys {
 		if k.Key != "" {
 			k.KeySHA256, k.Key = config.HashKey(k.Key), ""
 		}
@@ -295,7 +295,7 @@ func (g *Gateway) seedStore(ctx context.Context) error {
 			return fmt.Errorf("storing key %s: %w", k.Name, err)
 		}
 	}
-	for _, r := range g.cfg.Routes {
+	for _, r := range cfg.Routes {
 		if err := g.store.UpsertRoute(ctx, r); err != nil {
 			return fmt.Errorf("storing route %s: %w", r.Model, err)
 		}

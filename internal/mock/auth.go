@@ -20,6 +20,9 @@ func (c *call) authenticate() bool {
 	if c.rt.proto == protoBedrock {
 		return c.authenticateBedrock()
 	}
+	if settled, passed := c.authenticateEntra(); settled {
+		return passed
+	}
 	key, sent := presentedKey(c.r, c.rt.proto)
 	want := c.s.apiKey
 	switch {

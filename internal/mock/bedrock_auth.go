@@ -25,14 +25,15 @@ const amzDateFormat = "20060102T150405Z"
 // none.
 type awsCredentials struct {
 	keyID, secret string
+	session       string     // the session token of temporary credentials; "" for long-term keys
 	signer        *v4.Signer // safe for concurrent use
 }
 
-func newAWSCredentials(keyID, secret string) awsCredentials {
+func newAWSCredentials(keyID, secret, session string) awsCredentials {
 	if secret == "" {
 		return awsCredentials{}
 	}
-	return awsCredentials{keyID: keyID, secret: secret, signer: v4.NewSigner()}
+	return awsCredentials{keyID: keyID, secret: secret, session: session, signer: v4.NewSigner()}
 }
 
 // bedrockAuthError is a 403 of exception typ, in Bedrock's shape.
@@ -111,7 +112,8 @@ func parseSigV4(auth string) (sigV4Auth, bool) {
 }
 
 // verifySigV4 checks a SigV4 signature as AWS does: the key id is the
-// mock's, the scope is service "bedrock" on the X-Amz-Date's day, that
+// mock's, the X-Amz-Security-Token is the mock's session token (none for
+// long-term keys) and is signed, the scope is service "bedrock" on the X-Amz-Date's day, that
 // date is within 5 minutes of the mock's clock, and signing the request's
 // signed headers, method, path, query and body again with the mock's
 // secret gives the same signature. It returns the error to answer, or nil.
@@ -122,6 +124,10 @@ func (c *call) verifySigV4(auth string) *apiError {
 			"Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters in the form Credential=KEY/DATE/REGION/SERVICE/aws4_request.")
 	}
 	if a.keyID != c.s.aws.keyID {
+		return bedrockAuthError(http.StatusForbidden, "UnrecognizedClientException", "The security token included in the request is invalid.")
+	}
+	if tok := c.r.Header.Get("X-Amz-Security-Token"); tok != c.s.aws.session ||
+		(tok != "" && !slices.Contains(a.signedHeaders, "x-amz-security-token")) {
 		return bedrockAuthError(http.StatusForbidden, "UnrecognizedClientException", "The security token included in the request is invalid.")
 	}
 	invalid := func(msg string) *apiError {

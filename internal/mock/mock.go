@@ -26,6 +26,7 @@
 //	POST /v1/projects/{p}/locations/{l}/publishers/anthropic/models/count-tokens:rawPredict {"input_tokens"}
 //	GET  /v1/publishers/{google|anthropic}/models/{m}   the PublisherModel
 //	POST /token                 the OAuth2 JWT bearer grant of Options.ServiceAccount
+//	GET  /computeMetadata/v1/…  the GCE metadata server's token; POST /{tenant}/oauth2/v2.0/token, Entra ID's (platform_tokens.go)
 //	POST /model/{modelId}/converse         a ConverseResponse (Bedrock)
 //	POST /model/{modelId}/converse-stream  ConverseStream's AWS event-stream frames
 //
@@ -142,12 +143,21 @@ type Options struct {
 	// the APIKey as Bearer when either these or APIKey are set, and
 	// accepted with any credentials when none is.
 	AWSAccessKeyID, AWSSecretAccessKey string
+	// AWSSessionToken, when set with them, makes them temporary
+	// credentials: a signed request must carry it as X-Amz-Security-Token,
+	// among its signed headers, as AWS requires of temporary credentials
+	// (403 UnrecognizedClientException without it or with another).
+	AWSSessionToken string
 	// ServiceAccount is the service account whose JWT assertions the
 	// OAuth2 token endpoint (POST /token) exchanges for access tokens, the
 	// only credentials Vertex paths accept; nil refuses every assertion.
 	ServiceAccount *ServiceAccount
+	// Entra, when set, is the Entra ID application whose access tokens
+	// (POST /{tenant}/oauth2/v2.0/token) Azure OpenAI paths accept as
+	// Authorization: Bearer, besides APIKey in api-key.
+	Entra *EntraApp
 	// TokenLifetime is the lifetime (expires_in) of the access tokens
-	// issued; default DefaultTokenLifetime (1 h). SetTokenLifetime
+	// issued (Google's and Entra's); default DefaultTokenLifetime (1 h). SetTokenLifetime
 	// changes it at run time.
 	TokenLifetime time.Duration
 	// Now is the token endpoint's clock: access tokens expire, and
@@ -171,12 +181,15 @@ type Server struct {
 	rngMu sync.Mutex // guards rng
 	rng   *rand.Rand // ErrorRate draws
 
-	seq     atomic.Uint64                // response and tool call ids
-	idTag   string                       // in every id, unique to this mock (newIDTag)
-	stored  *lru.Cache[string, struct{}] // the response ids issued (stored.go)
-	stats   *stats
-	tokens  *tokens // Vertex's OAuth2 access tokens
-	limiter limiter
+	seq    atomic.Uint64                // response and tool call ids
+	idTag  string                       // in every id, unique to this mock (newIDTag)
+	stored *lru.Cache[string, struct{}] // the response ids issued (stored.go)
+	stats  *stats
+	tokens *tokens // Vertex's OAuth2 access tokens, from POST /token or the metadata server
+	// entra are the Entra ID tokens issued for entraApp (nil: none).
+	entra    *tokens
+	entraApp *EntraApp
+	limiter  limiter
 	// prefixes are the Anthropic cache_control prefixes seen, so that the
 	// first request of one writes the cache and later ones read it.
 	prefixes *lru.Cache[uint64, struct{}]
@@ -198,7 +211,7 @@ func New(opts Options) *Server {
 		seed:     opts.Seed,
 		models:   append([]string(nil), opts.Models...),
 		apiKey:   opts.APIKey,
-		aws:      newAWSCredentials(opts.AWSAccessKeyID, opts.AWSSecretAccessKey),
+		aws:      newAWSCredentials(opts.AWSAccessKeyID, opts.AWSSecretAccessKey, opts.AWSSessionToken),
 		behavior: opts.Behavior,
 		rng:      rand.New(rand.NewPCG(uint64(opts.Seed), 0x5eed_e770)),
 		stats:    newStats(),
@@ -221,6 +234,11 @@ func New(opts Options) *Server {
 		now = s.clock.Now
 	}
 	s.tokens = newTokens(now, opts.ServiceAccount, opts.TokenLifetime)
+	s.entra = newTokens(now, nil, opts.TokenLifetime)
+	if opts.Entra != nil {
+		app := *opts.Entra
+		s.entraApp = &app
+	}
 	if len(s.models) == 0 {
 		s.models = append([]string(nil), DefaultModels...)
 	}
@@ -323,6 +341,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(HeaderUpstream, s.name)
 	if r.URL.Path == tokenPath {
 		s.serveToken(w, r)
+		return
+	}
+	if isPlatformTokenPath(r.URL.Path) {
+		s.servePlatformToken(w, r)
 		return
 	}
 	if isControlPath(r.URL.Path) {

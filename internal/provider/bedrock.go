@@ -24,8 +24,9 @@ import (
 // /converse-stream), the model id (or inference profile id or ARN)
 // path-escaped, on https://bedrock-runtime.{region}.amazonaws.com unless
 // base_url says otherwise. Requests are signed with SigV4 for service
-// "bedrock" in the upstream's region, or carry a Bedrock API key as
-// Authorization: Bearer. A stream is an AWS event-stream, which the
+// "bedrock" in the upstream's region, with the configured keys or the AWS
+// default credential chain's (awsDefaultCredentials), or carry a Bedrock
+// API key as Authorization: Bearer. A stream is an AWS event-stream, which the
 // endpoint's Events frames. Throttling is a ThrottlingException (429,
 // sometimes 400) with no Retry-After; see Classify.
 type Bedrock struct{}
@@ -54,9 +55,10 @@ func (Bedrock) DefaultBaseURL(u Upstream) string {
 	return "https://bedrock-runtime." + u.Bedrock.Region + ".amazonaws.com"
 }
 
-// Check requires the bedrock block with a region, and credentials: both
+// Check requires the bedrock block with a region. Credentials are both
 // access_key_id and secret_access_key (session_token only with them), or
-// api_key, not both. organization and project are refused.
+// api_key, not both; with neither the AWS default chain applies, with
+// profile if set. organization and project are refused.
 func (Bedrock) Check(u Upstream) []Problem {
 	ps := refuseScope(NameBedrock, u,
 		"Bedrock bills the AWS account of the upstream's credentials; for another account add an upstream with its credentials")
@@ -90,8 +92,9 @@ func (Bedrock) Check(u Upstream) []Problem {
 	switch {
 	case keys && u.APIKey != "":
 		ps = append(ps, Problem{Field: "api_key", Message: "set either api_key (a Bedrock API key) or bedrock.access_key_id and bedrock.secret_access_key (SigV4), not both"})
-	case !keys && u.APIKey == "":
-		ps = append(ps, Problem{Field: "bedrock", Message: "needs credentials: bedrock.access_key_id and bedrock.secret_access_key (SigV4), or api_key (a Bedrock API key)"})
+	}
+	if b.Profile != "" && (keys || u.APIKey != "") {
+		ps = append(ps, Problem{Field: "bedrock.profile", Message: "names a profile of the AWS default credential chain, which is used only without bedrock.access_key_id and api_key; remove one"})
 	}
 	return ps
 }
@@ -122,13 +125,17 @@ func (p Bedrock) New(u Upstream) Endpoint {
 	}
 	if b := u.Bedrock; b != nil {
 		e.region = b.Region
-		if b.AccessKeyID != "" {
-			e.creds = &aws.Credentials{AccessKeyID: b.AccessKeyID, SecretAccessKey: b.SecretAccessKey, SessionToken: b.SessionToken, Source: "switchyard config"}
-			e.signer = v4.NewSigner()
+		switch {
+		case b.AccessKeyID != "":
+			e.creds = &staticAWSCredentials{AccessKeyID: b.AccessKeyID, SecretAccessKey: b.SecretAccessKey, SessionToken: b.SessionToken, Source: "switchyard config"}
+		case u.APIKey == "":
+			e.creds = awsDefaultCredentials(*b)
 		}
 	}
-	if e.creds == nil && u.APIKey != "" {
+	if e.creds == nil {
 		e.bearer = []string{"Bearer " + u.APIKey}
+	} else {
+		e.signer = v4.NewSigner()
 	}
 	return e
 }
@@ -138,7 +145,7 @@ func (p Bedrock) New(u Upstream) Endpoint {
 type bedrockEndpoint struct {
 	base   string // base_url + "/model/"
 	region string
-	creds  *aws.Credentials // nil: the bearer key
+	creds  aws.CredentialsProvider // nil: the bearer key
 	signer *v4.Signer
 	bearer []string
 	extra  map[string]string
@@ -195,8 +202,12 @@ func (e *bedrockEndpoint) authorize(ctx context.Context, req *http.Request, body
 		req.Header["Authorization"] = e.bearer
 		return nil
 	}
+	creds, err := e.creds.Retrieve(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: retrieving AWS credentials: %v", ErrAuth, err)
+	}
 	sum := sha256.Sum256(body)
-	if err := e.signer.SignHTTP(ctx, *e.creds, req, hex.EncodeToString(sum[:]), bedrockService, e.region, e.now()); err != nil {
+	if err := e.signer.SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), bedrockService, e.region, e.now()); err != nil {
 		return fmt.Errorf("signing the request with SigV4: %w", err)
 	}
 	return nil

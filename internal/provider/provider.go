@@ -53,16 +53,17 @@ type Upstream struct {
 	// OpenAI-Organization and OpenAI-Project headers); "" sends none.
 	// Providers without such a notion refuse them in Check.
 	Organization, Project string
-	// Bedrock and Vertex are those providers' own settings; nil for others.
+	// Bedrock, Vertex and Azure are those providers' own settings; nil for others.
 	Bedrock *BedrockSettings
 	Vertex  *VertexSettings
+	Azure   *AzureSettings
 	// Clock tells the time that signs requests (Bedrock's SigV4); nil, as
 	// config.Upstream.Adapter leaves it, is the wall clock. A caller that
 	// runs on a fake clock sets it, so that signatures carry the time its
 	// upstreams (mocks on the same clock) expect.
 	Clock func() time.Time
 	// Transport carries the adapter's own exchanges besides the upstream
-	// request (Vertex's token requests); nil is http.DefaultTransport. The
+	// request (the token requests of Vertex and Entra ID); nil is http.DefaultTransport. The
 	// gateway passes its upstream transport, so that a simulation's
 	// virtual upstreams answer those too.
 	Transport http.RoundTripper
@@ -191,6 +192,16 @@ type Framer interface {
 	// Event carries the frame's event type as Name and its payload as Data
 	// (Raw may be empty: such events are only ever translated).
 	Events(h http.Header, body io.Reader) codec.EventStream
+}
+
+// CredentialSourcer is a Provider whose credentials may come from
+// somewhere else than the config file (the platform, the environment):
+// check-config prints where each upstream's will come from.
+type CredentialSourcer interface {
+	// CredentialSource says where u's credentials come from, as far as
+	// the settings and the environment tell without fetching anything;
+	// never a secret. u has passed Check.
+	CredentialSource(u Upstream) string
 }
 
 // BaseURLDefaulter is a Provider that knows its public endpoint: its

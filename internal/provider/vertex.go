@@ -31,8 +31,8 @@ import (
 // A Claude request loses its "model" field (count-tokens keeps it) and
 // gains "anthropic_version": "vertex-2023-10-16". Every request carries
 // Authorization: Bearer with an OAuth2 access token that the upstream's
-// service account obtains from its token_uri (the JWT bearer grant) and
-// refreshes five minutes before it expires; a failed exchange is an auth
+// service account obtains from its token_uri (the JWT bearer grant), or
+// Application Default Credentials give, refreshed before it expires; a failed exchange is an auth
 // error of the upstream (ErrAuth). Throttling is a 429 RESOURCE_EXHAUSTED
 // whose RetryInfo, when it has one, names the cooldown; Claude's 529
 // overloaded_error is a server error like any 5xx.
@@ -84,8 +84,9 @@ func (Vertex) DefaultBaseURL(u Upstream) string {
 }
 
 // Check requires the vertex block: project, a location that can name a
-// host, and exactly one of credentials_file (a readable file) and
-// credentials_json, holding a service-account key (type
+// host, and at most one of credentials_file (a readable file) and
+// credentials_json (with neither, Application Default Credentials apply),
+// holding a service-account key (type
 // "service_account", client_email, an RSA private_key in PEM and an
 // http(s) token_uri). api_key, api_version, organization and project are
 // refused: Vertex uses none of them. No problem echoes the key.
@@ -99,7 +100,7 @@ func (Vertex) Check(u Upstream) []Problem {
 	}
 	v := u.Vertex
 	if v == nil {
-		return append(ps, Problem{Field: "vertex", Message: "required for provider vertex: project, location, and credentials_file or credentials_json"})
+		return append(ps, Problem{Field: "vertex", Message: "required for provider vertex: project and location (and credentials_file or credentials_json, else Application Default Credentials apply)"})
 	}
 	if msg := checkVertexID(v.Project); msg != "" {
 		ps = append(ps, Problem{Field: "vertex.project", Message: msg})
@@ -107,7 +108,7 @@ func (Vertex) Check(u Upstream) []Problem {
 	if msg := checkVertexLocation(v.Location); msg != "" {
 		ps = append(ps, Problem{Field: "vertex.location", Message: msg})
 	}
-	if u.Simulated {
+	if u.Simulated || v.CredentialsFile == "" && v.CredentialsJSON == "" {
 		return ps
 	}
 	if _, field, err := serviceAccountJSON(*v); err != nil {

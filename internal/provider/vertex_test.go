@@ -46,7 +46,7 @@ func TestVertexCheck(t *testing.T) {
 		{"inline key", Upstream{Vertex: settings("p1", "us-east5", "", key)}, nil},
 		{"key file", Upstream{Vertex: settings("p1", "global", file, "")}, nil},
 		{"private base", Upstream{BaseURL: "http://127.0.0.1:9000/v1", Vertex: settings("p1", "europe-west1", file, "")}, nil},
-		{"no block", Upstream{}, []Problem{{"vertex", "required for provider vertex: project, location, and credentials_file or credentials_json"}}},
+		{"no block", Upstream{}, []Problem{{"vertex", "required for provider vertex: project and location (and credentials_file or credentials_json, else Application Default Credentials apply)"}}},
 		{"no project or location", Upstream{Vertex: settings("", "", file, "")}, []Problem{
 			{"vertex.project", "required: the Google Cloud project id"},
 			{"vertex.location", "required: a region such as us-east5 or europe-west1, or global"}}},
@@ -56,8 +56,7 @@ func TestVertexCheck(t *testing.T) {
 			{"vertex.location", `must be a region such as us-east5 or europe-west1, or global (lowercase letters, digits and '-'), got "US East"`}}},
 		{"both credentials", Upstream{Vertex: settings("p1", "us-east5", file, key)}, []Problem{
 			{"vertex.credentials_json", "set either credentials_file or credentials_json, not both"}}},
-		{"no credentials", Upstream{Vertex: settings("p1", "us-east5", "", "")}, []Problem{
-			{"vertex", "credentials_file or credentials_json (a service-account JSON key) is required"}}},
+		{"Application Default Credentials", Upstream{Vertex: settings("p1", "us-east5", "", "")}, nil},
 		{"missing file", Upstream{Vertex: settings("p1", "us-east5", file+".gone", "")}, []Problem{
 			{"vertex.credentials_file", "reading the service-account key: open " + file + ".gone: no such file or directory"}}},
 		{"not JSON", Upstream{Vertex: settings("p1", "us-east5", "", "-----BEGIN PRIVATE KEY-----")}, []Problem{

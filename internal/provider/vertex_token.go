@@ -110,6 +110,7 @@ func isRSAKey(pemKey []byte) bool {
 type tokenSource struct {
 	src  oauth2.TokenSource // nil when err is set
 	err  error              // why the credentials cannot be used (wraps ErrAuth)
+	what string             // whose token, for errors: "" is the service account's
 	last atomic.Pointer[bearerValue]
 }
 
@@ -126,7 +127,13 @@ type bearerValue struct {
 // keys only, rather than the deprecated CredentialsFromJSON, which would
 // also accept an external_account configuration from the config file (one
 // that runs a program or fetches a URL to get its credentials).
+//
+// With neither credentials_file nor credentials_json it is the Application
+// Default Credentials' (newADCTokenSource).
 func newTokenSource(v VertexSettings, rt http.RoundTripper) *tokenSource {
+	if v.CredentialsFile == "" && v.CredentialsJSON == "" {
+		return newADCTokenSource(rt)
+	}
 	data, _, err := serviceAccountJSON(v)
 	if err != nil {
 		return &tokenSource{err: fmt.Errorf("%w: service account: %v", ErrAuth, err)}
@@ -149,7 +156,11 @@ func (s *tokenSource) header() ([]string, error) {
 	}
 	tok, err := s.src.Token()
 	if err != nil {
-		return nil, fmt.Errorf("%w: exchanging the service account's token: %s", ErrAuth, tokenError(err))
+		what := s.what
+		if what == "" {
+			what = "the service account"
+		}
+		return nil, fmt.Errorf("%w: getting a token of %s: %s", ErrAuth, what, tokenError(err))
 	}
 	if b := s.last.Load(); b != nil && b.tok == tok {
 		return b.header, nil

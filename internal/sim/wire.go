@@ -157,9 +157,19 @@ var simAccount = sync.OnceValues(func() (*mock.ServiceAccount, error) {
 })
 
 // simulatedCredentials gives u the simulation's own credentials where its
-// provider exchanges them for tokens (Vertex): the configured key file is
-// never read, and the token requests reach the simulated token endpoint.
+// provider exchanges them for tokens (Vertex) or fetches them from the
+// platform (Bedrock's AWS default chain, Azure's Entra ID): the configured
+// key file is never read, the platform is never asked, and the token
+// requests reach the simulated token endpoint.
 func simulatedCredentials(u *config.Upstream) error {
+	if b := u.Bedrock; b != nil && b.AccessKeyID == "" && u.APIKey == "" {
+		c := *b
+		c.AccessKeyID, c.SecretAccessKey, c.Profile = "AKIDSIMULATED", "simulated", ""
+		u.Bedrock = &c
+	}
+	if u.Azure != nil {
+		u.Azure, u.APIKey = nil, "simulated"
+	}
 	if u.Vertex == nil {
 		return nil
 	}
