@@ -43,13 +43,9 @@ func newExplainCmd() *cobra.Command {
 			if req.Header, err = proxy.ExplainHeaders(headers); err != nil {
 				return fmt.Errorf("--%w", err)
 			}
-			cfg, err := config.Load(cfgPath)
+			cfg, cat, err := loadPriced(cfgPath)
 			if err != nil {
-				return fmt.Errorf("loading %s:\n%w", cfgPath, err)
-			}
-			cat, err := pricing.LoadCatalogue(cfg.Pricing.Catalogue, configDir(cfgPath))
-			if err != nil {
-				return fmt.Errorf("loading pricing.catalogue: %w", err)
+				return err
 			}
 			return explain(cmd.Context(), cmd.OutOrStdout(), cfg, cat, req, asJSON)
 		},

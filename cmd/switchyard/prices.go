@@ -29,13 +29,9 @@ func newPricesCmd() *cobra.Command {
 			if cfgPath == "" {
 				return printCatalogue(cmd.OutOrStdout(), pricing.Builtin())
 			}
-			cfg, err := config.Load(cfgPath)
+			cfg, cat, err := loadPriced(cfgPath)
 			if err != nil {
-				return fmt.Errorf("loading %s:\n%w", cfgPath, err)
-			}
-			cat, err := pricing.LoadCatalogue(cfg.Pricing.Catalogue, configDir(cfgPath))
-			if err != nil {
-				return fmt.Errorf("loading pricing.catalogue: %w", err)
+				return err
 			}
 			return printPrices(cmd.OutOrStdout(), pricing.Table(cfg.Upstreams, cat))
 		},
@@ -109,6 +105,20 @@ func unpricedWarnings(rows []pricing.Row) []string {
 // configDir is the directory of the configuration file at path, which a
 // relative pricing.catalogue is read from; "" (the working directory) for
 // no file (--demo).
+// loadPriced loads the configuration file at path and the price catalogue
+// it names (a relative file beside it).
+func loadPriced(path string) (*config.Config, *pricing.Catalogue, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading %s:\n%w", path, err)
+	}
+	cat, err := pricing.LoadCatalogue(cfg.Pricing.Catalogue, configDir(path))
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading pricing.catalogue: %w", err)
+	}
+	return cfg, cat, nil
+}
+
 func configDir(path string) string {
 	if path == "" {
 		return ""
