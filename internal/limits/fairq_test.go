@@ -92,6 +92,14 @@ func TestFairQueueGrantSequence(t *testing.T) {
 			{label: "r1", t: Tenant{Team: "research", Key: "r"}}, {label: "r2", t: Tenant{Team: "research", Key: "r"}},
 			{label: "s1", t: Tenant{Team: "research", Key: "s"}},
 		}, "r1 s1 r2"},
+		// The catalog splits one key's weight between a team's keys
+		// (proxy.teamShares): two keys of research at 0.5 each are served
+		// as much as the one key c, not twice as much.
+		{"a team's keys share one tenant's weight", fair, []arrival{
+			{label: "r1", t: Tenant{Team: "research", Key: "r", Weight: 0.5}}, {label: "r2", t: Tenant{Team: "research", Key: "r", Weight: 0.5}},
+			{label: "s1", t: Tenant{Team: "research", Key: "s", Weight: 0.5}}, {label: "s2", t: Tenant{Team: "research", Key: "s", Weight: 0.5}},
+			tenant("c1", "c", ClassInteractive, 1), tenant("c2", "c", ClassInteractive, 1),
+		}, "r1 s1 c1 c2 r2 s2"},
 		{"a batch request waiting half the timeout goes before newer interactive ones", fair, []arrival{
 			tenant("x1", "x", ClassBatch, 1),
 			{label: "a1", t: Tenant{Key: "a"}, after: 5 * time.Second}, a("a2"),

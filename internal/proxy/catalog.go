@@ -154,12 +154,13 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 		c.byName[u.Name] = up
 	}
 	sort.Slice(c.upstreams, func(i, j int) bool { return c.upstreams[i].cfg.Name < c.upstreams[j].cfg.Name })
+	shares := teamShares(in.Keys)
 	for _, k := range in.Keys {
 		hash := k.KeySHA256
 		if hash == "" {
 			hash = config.HashKey(k.Key)
 		}
-		ck := &clientKey{cfg: k, tenant: limits.Tenant{Class: limits.ParseClass(k.Class), Team: k.Team, Key: k.Name, Weight: float64(k.Weight)}}
+		ck := &clientKey{cfg: k, tenant: limits.Tenant{Class: limits.ParseClass(k.Class), Team: k.Team, Key: k.Name, Weight: shares(k)}}
 		if i := slices.IndexFunc(in.Teams, func(t config.Team) bool { return t.Name == k.Team }); k.Team != "" && i >= 0 {
 			ck.team = &in.Teams[i]
 		}
@@ -400,4 +401,26 @@ func (c *Catalog) sameRoute(r config.Route) *route {
 		}
 	}
 	return nil
+}
+
+// teamShares returns each key's weight in the fair queue
+// (docs/routing.md#tenants-classes-and-fair-queueing): a key of no team
+// weighs its weight; the keys of one team in one class share the weight of
+// one key, split by their weights, so that a team is served as one tenant
+// however many keys it floods the queue with.
+func teamShares(keys []config.Key) func(config.Key) float64 {
+	type teamClass struct{ team, class string }
+	sum := map[teamClass]float64{}
+	for _, k := range keys {
+		if k.Team != "" {
+			sum[teamClass{k.Team, k.Class}] += float64(max(k.Weight, 1))
+		}
+	}
+	return func(k config.Key) float64 {
+		w := float64(max(k.Weight, 1))
+		if k.Team == "" {
+			return w
+		}
+		return w / sum[teamClass{k.Team, k.Class}]
+	}
 }
