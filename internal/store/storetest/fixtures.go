@@ -39,9 +39,11 @@ func Upstream(name string) config.Upstream {
 		AffinityMigration: config.AffinityMigration{Mode: "cross_tier", MaxContentLength: 65536},
 		Headers:           map[string]string{"X-Org": "acme", "X-Team": "infra"},
 		Active:            true,
-		// No provider takes both blocks; the store keeps whatever it is given.
-		Bedrock: &provider.BedrockSettings{Region: "eu-west-1", AccessKeyID: "AKIAEXAMPLE", SecretAccessKey: "bedrock-secret-" + name, SessionToken: "session-" + name},
+		// No provider takes all three blocks; the store keeps whatever it is given.
+		Bedrock: &provider.BedrockSettings{Region: "eu-west-1", AccessKeyID: "AKIAEXAMPLE", SecretAccessKey: "bedrock-secret-" + name, SessionToken: "session-" + name, Profile: "prod"},
 		Vertex:  &provider.VertexSettings{Project: "proj-" + name, Location: "us-east5", CredentialsFile: "/etc/sa.json", CredentialsJSON: `{"type":"service_account"}`},
+		Azure: &provider.AzureSettings{Auth: provider.AzureAuthEntra, TenantID: "tenant-" + name, ClientID: "client-" + name,
+			ClientSecret: "entra-secret-" + name, FederatedTokenFile: "/var/run/secrets/azure/token", AuthorityHost: "https://login.example.com/"},
 	}
 }
 
