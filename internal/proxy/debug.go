@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"switchyard/internal/balancer"
+	"switchyard/internal/store"
 )
 
 // Request-level debug (docs/reference.md#request-level-debug): a key with
@@ -26,16 +27,37 @@ type candidateCost struct {
 	usd  float64
 }
 
-// noteCosts keeps the estimated cost of each priced candidate of a plan,
-// for the debug decision.
-func (x *exchange) noteCosts(req *balancer.Request, cands []balancer.Candidate) {
-	x.costs = x.costs[:0]
+// costList is the estimated costs of a plan's priced candidates, kept for
+// the debug decision only.
+type costList []candidateCost
+
+// note keeps the estimated cost of each priced candidate of a plan.
+func (c *costList) note(req *balancer.Request, cands []balancer.Candidate) {
+	*c = (*c)[:0]
 	out := balancer.ExpectedOutputTokens(req)
 	for i := range cands {
 		if usd, ok := balancer.EstimatedCost(&cands[i], float64(max(req.InputTokens, 0)), out); ok {
-			x.costs = append(x.costs, candidateCost{cands[i].Name, usd})
+			*c = append(*c, candidateCost{cands[i].Name, usd})
 		}
 	}
+}
+
+// debugView is what the debug decision reads of an exchange: the
+// request's id, model, preferences and rules, its plans and attempts so
+// far, and the candidates' estimated costs.
+type debugView struct {
+	id, model      string
+	prefs          *balancer.Preferences
+	rule, rerouted *rule
+	plans          []*balancer.Decision
+	tried          []store.Attempt
+	costs          costList
+}
+
+// debugView returns the exchange's debug view as it stands.
+func (x *exchange) debugView() debugView {
+	return debugView{id: x.log.ID, model: x.model, prefs: x.prefs, rule: x.rule, rerouted: x.rerouted,
+		plans: x.tally.plans, tried: x.log.Tried, costs: x.costs}
 }
 
 // debugDecision is the JSON of X-Switchyard-Decision.
@@ -87,26 +109,20 @@ type debugPrefs struct {
 	MaxPrice       bool     `json:"max_price,omitempty"`
 }
 
-// debugHeaders sets X-Switchyard-Decision (the decision so far: the last
+// headers sets X-Switchyard-Decision (the decision so far: the last
 // plan and the attempts up to now) and X-Switchyard-Request-View on h.
 // committing names the attempt whose answer is being written, "" for an
 // error answer.
-func (x *exchange) debugHeaders(h http.Header, committing string) {
-	h.Set(headerDecision, string(x.decisionJSON(committing)))
-	h.Set(headerRequestView, "/admin/api/requests/"+x.log.ID)
+func (v debugView) headers(h http.Header, committing string) {
+	h.Set(headerDecision, string(v.json(committing)))
+	h.Set(headerRequestView, "/admin/api/requests/"+v.id)
 }
 
-// logDecision logs the request's decision at info level.
-func (x *exchange) logDecision() {
-	x.s.opts.Logger.Info("routing decision", "request_id", x.log.ID, "key", x.key.cfg.Name,
-		"decision", json.RawMessage(x.decisionJSON("")))
-}
-
-// decisionJSON encodes the debug decision, within maxDecisionHeader: when
+// json encodes the debug decision, within maxDecisionHeader: when
 // too long, the candidates neither ranked nor tried are counted instead of
 // listed, then the scores are left out, then every candidate.
-func (x *exchange) decisionJSON(committing string) []byte {
-	d := x.debugDecision(committing)
+func (v debugView) json(committing string) []byte {
+	d := v.decision(committing)
 	b, _ := json.Marshal(d)
 	if len(b) <= maxDecisionHeader {
 		return b
@@ -142,21 +158,21 @@ func (x *exchange) decisionJSON(committing string) []byte {
 	return b
 }
 
-// debugDecision gathers the decision from the request's last plan and its
+// decision gathers the decision from the request's last plan and its
 // attempts.
-func (x *exchange) debugDecision(committing string) debugDecision {
-	d := debugDecision{RequestID: x.log.ID, Model: x.model, Candidates: []debugCandidate{}, Order: []string{}, Attempts: []debugAttempt{}}
-	if p := x.prefs; p != nil {
+func (v debugView) decision(committing string) debugDecision {
+	d := debugDecision{RequestID: v.id, Model: v.model, Candidates: []debugCandidate{}, Order: []string{}, Attempts: []debugAttempt{}}
+	if p := v.prefs; p != nil {
 		d.Preferences = &debugPrefs{Order: p.Order, Only: p.Only, Ignore: p.Ignore, AllowFallbacks: !p.NoFallbacks, Sort: p.Sort, MaxPrice: p.MaxPrice}
 	}
-	if x.rule != nil {
-		d.Rule = x.rule.ref
+	if v.rule != nil {
+		d.Rule = v.rule.ref
 	}
-	if x.rerouted != nil {
-		d.ReroutedBy = x.rerouted.ref
+	if v.rerouted != nil {
+		d.ReroutedBy = v.rerouted.ref
 	}
-	if n := len(x.tally.plans); n > 0 {
-		pd := x.tally.plans[n-1]
+	if n := len(v.plans); n > 0 {
+		pd := v.plans[n-1]
 		if n > 1 {
 			d.Plans = n
 		}
@@ -168,15 +184,15 @@ func (x *exchange) debugDecision(committing string) debugDecision {
 		for i := range pd.Candidates {
 			r := &pd.Candidates[i]
 			c := debugCandidate{Name: r.Name, Tier: r.Priority, Filter: r.Filter, Reason: r.ReasonText(), Scores: r.Scores, Rank: r.Rank}
-			for j := range x.costs {
-				if x.costs[j].name == r.Name {
-					c.CostUSD = &x.costs[j].usd
+			for j := range v.costs {
+				if v.costs[j].name == r.Name {
+					c.CostUSD = &v.costs[j].usd
 				}
 			}
 			d.Candidates = append(d.Candidates, c)
 		}
 	}
-	for _, t := range x.log.Tried {
+	for _, t := range v.tried {
 		a := debugAttempt{Upstream: t.Upstream, Outcome: t.Outcome, Status: t.Status, Hedge: t.Hedge, Won: t.Won}
 		if a.Outcome == "" {
 			a.Outcome = "running"

@@ -29,7 +29,7 @@ func TestDecisionHeaderBounded(t *testing.T) {
 			x.log.ID = "req_1"
 			x.tally.plans = []*balancer.Decision{d}
 			x.log.Tried = []store.Attempt{{Upstream: "up-1", Outcome: "server_error", Status: 500}, {Upstream: "up-2"}}
-			b := x.decisionJSON("up-2")
+			b := x.debugView().json("up-2")
 			if len(b) > maxDecisionHeader {
 				t.Fatalf("%d bytes, want ≤ %d", len(b), maxDecisionHeader)
 			}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -95,7 +96,7 @@ type exchange struct {
 	rerouted *rule
 	// costs holds the candidates' estimated costs of the last plan, kept
 	// for the debug decision only.
-	costs []candidateCost
+	costs costList
 }
 
 // serveProxy handles one proxied client request end to end.
@@ -113,7 +114,7 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, cl call, pat
 	w.Header().Set("X-Request-Id", x.log.ID)
 	if err := x.run(); err != nil {
 		if x.debug {
-			x.debugHeaders(w.Header(), "")
+			x.debugView().headers(w.Header(), "")
 		}
 		var ae *apiError
 		if !errors.As(err, &ae) {
@@ -132,7 +133,8 @@ func (s *Server) serveProxy(w http.ResponseWriter, r *http.Request, cl call, pat
 		x.trace.end(&x.log, x.began)
 	}
 	if x.debug {
-		x.logDecision()
+		s.opts.Logger.Info("routing decision", "request_id", x.log.ID, "key", x.key.cfg.Name,
+			"decision", json.RawMessage(x.debugView().json("")))
 	}
 	if s.opts.Logs != nil {
 		s.opts.Logs.Enqueue(x.log)
@@ -181,7 +183,11 @@ func (x *exchange) run() error {
 	defer release()
 	if rt.affinityOn {
 		x.session.id, x.session.source = affinity.Extract(x.codec.Family(), x.r.Header, x.body)
-		x.prefixSession(rt)
+		if x.session.id == "" {
+			if id := x.prefixID(rt); id != "" {
+				x.session.id, x.session.source = id, affinity.PrefixSource
+			}
+		}
 	}
 	rt.budget.Request()
 	if rt.hedge.on() {

@@ -233,11 +233,11 @@ func (x *exchange) endRace(r *race, winner *attempt, route string) {
 
 // hedgeDelay is how long an attempt on up may go without its first byte
 // before a hedge joins it; 0 for none (p95 with too few samples).
-func (x *exchange) hedgeDelay(rt *route, up *upstream) time.Duration {
+func (q *request) hedgeDelay(rt *route, up *upstream) time.Duration {
 	if !rt.hedge.p95 {
 		return rt.hedge.fixed
 	}
-	ms := x.s.opts.State.Upstream(up.cfg.Name, x.est).Stats.FirstByteP95
+	ms := q.s.opts.State.Upstream(up.cfg.Name, q.est).Stats.FirstByteP95
 	return time.Duration(ms * float64(time.Millisecond))
 }
 

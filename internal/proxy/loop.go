@@ -137,7 +137,7 @@ func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*ups
 		plan.Decision.ReroutedBy = x.rerouted.ref
 	}
 	if x.debug {
-		x.noteCosts(&req, cands)
+		x.costs.note(&req, cands)
 	}
 	if x.trace != nil {
 		plan.Decision.TraceID = x.log.TraceID
@@ -159,18 +159,16 @@ func (x *exchange) plan(ctx context.Context, rt *route, model string, ups []*ups
 	return plan, wait
 }
 
-// prefixSession gives a request without a session id whose canonical
-// prompt is at least the route's affinity.prefix.min_tokens long the id
-// of its prefix (docs/routing.md#prefix-cache-affinity). A body shorter
-// than min_tokens×4 bytes cannot hold such a prompt: it costs one
-// comparison.
-func (x *exchange) prefixSession(rt *route) {
-	if x.session.id != "" || !rt.prefixOn || len(x.body) < rt.prefix.MinTokens*4 {
-		return
+// prefixID is the prefix-affinity id of a request's canonical prompt
+// (docs/routing.md#prefix-cache-affinity) on route rt, "" when prefix
+// affinity is off there or the prompt is shorter than min_tokens: a body
+// shorter than min_tokens×4 bytes cannot hold such a prompt, which costs
+// one comparison. Only a request without a session id uses it.
+func (q *request) prefixID(rt *route) string {
+	if !rt.prefixOn || len(q.body) < rt.prefix.MinTokens*4 {
+		return ""
 	}
-	if id := affinity.PrefixID(x.body, x.prompt, rt.prefix.MinTokens); id != "" {
-		x.session.id, x.session.source = id, affinity.PrefixSource
-	}
+	return affinity.PrefixID(q.body, q.prompt, rt.prefix.MinTokens)
 }
 
 // pin looks up the session's binding on route rt and sets it on req. A
@@ -243,7 +241,7 @@ func (x *exchange) commit(a *attempt) outcome.Outcome {
 	}
 	rp := &reply{w: x.w, log: &x.log, pin: &x.pinned, attempts: x.tally.attempts, raced: x.raced}
 	if x.debug {
-		rp.debug = x.debugHeaders
+		rp.debug = x.debugView().headers
 	}
 	return a.commit(rp)
 }
@@ -298,7 +296,7 @@ func (x *exchange) claim(ctx context.Context, c *cursor, rt *route, hedge bool) 
 		}
 		up := x.cat.byName[name]
 		lease, skip := x.admit(ctx, up, waitable)
-		x.noteSkip(skip)
+		x.tally.noteSkip(skip)
 		if skip.full && up.cfg.Queue.Enabled {
 			// Its last slot went to a concurrent request since planning:
 			// queue for it after the rest of the order.
@@ -330,7 +328,7 @@ func (x *exchange) claimHedge(ctx context.Context, c *cursor) (*upstream, state.
 	for j := c.i; j < len(c.order) && ctx.Err() == nil; j++ {
 		up := x.cat.byName[c.order[j]]
 		lease, skip := x.admit(ctx, up, false)
-		x.noteSkip(skip)
+		x.tally.noteSkip(skip)
 		if lease != nil {
 			c.take(j)
 			return up, lease
@@ -341,11 +339,11 @@ func (x *exchange) claimHedge(ctx context.Context, c *cursor) (*upstream, state.
 
 // noteSkip keeps what a refused admission says for the final error:
 // when the refusal ends, and the queue's own refusal.
-func (x *exchange) noteSkip(sk skip) {
-	x.tally.noteRetry(sk.wait)
-	x.tally.shed = x.tally.shed || sk.shed
+func (t *tally) noteSkip(sk skip) {
+	t.noteRetry(sk.wait)
+	t.shed = t.shed || sk.shed
 	if sk.queueErr != nil {
-		x.tally.queueErr = sk.queueErr
+		t.queueErr = sk.queueErr
 	}
 }
 
