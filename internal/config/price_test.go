@@ -10,11 +10,7 @@ import (
 // produce exactly the wanted error, or none.
 func TestValidatePrices(t *testing.T) {
 	var ok FieldError
-	tests := []struct {
-		name   string
-		mutate func(*Config)
-		want   FieldError
-	}{
+	tests := []validateCase{
 		{"cache read negative", func(c *Config) { c.Upstreams[0].Price.CacheReadPerMTok = -0.1 },
 			FieldError{"upstreams[0].price.cache_read_per_mtok", "must be a number ≥ 0, got -0.1"}},
 		{"cache write infinite", func(c *Config) { c.Upstreams[0].Price.CacheWritePerMTok = math.Inf(1) },
@@ -48,22 +44,7 @@ func TestValidatePrices(t *testing.T) {
 		{"catalogue file", func(c *Config) { c.Pricing.Catalogue = "prices/none.yaml" }, ok},
 		{"catalogue bare file name", func(c *Config) { c.Pricing.Catalogue = "catalogue" }, ok},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := validConfig()
-			tt.mutate(&c)
-			got := c.Validate()
-			if tt.want == ok {
-				if len(got) != 0 {
-					t.Fatalf("Validate() = %q, want no errors", got)
-				}
-				return
-			}
-			if len(got) != 1 || got[0] != tt.want {
-				t.Fatalf("Validate() =\n%q\nwant exactly\n%q", got, Errors{tt.want})
-			}
-		})
-	}
+	runValidateCases(t, tests)
 }
 
 func TestParsePrices(t *testing.T) {

@@ -57,13 +57,39 @@ func TestValidConfigHasNoErrors(t *testing.T) {
 
 // TestValidateRules has one case per rule: the mutation must produce exactly
 // the wanted error (or none, for the cases that show a value is accepted).
+// validateCase is one mutation of validConfig and the one error it must
+// give (the zero FieldError: none).
+type validateCase struct {
+	name   string
+	mutate func(c *Config)
+	want   FieldError
+}
+
+// runValidateCases runs each case on a fresh validConfig.
+func runValidateCases(t *testing.T, tests []validateCase) {
+	t.Helper()
+	var ok FieldError
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validConfig()
+			tt.mutate(&c)
+			got := c.Validate()
+			if tt.want == ok {
+				if len(got) != 0 {
+					t.Fatalf("Validate() = %q, want no errors", got)
+				}
+				return
+			}
+			if len(got) != 1 || got[0] != tt.want {
+				t.Fatalf("Validate() =\n%q\nwant exactly\n%q", got, Errors{tt.want})
+			}
+		})
+	}
+}
+
 func TestValidateRules(t *testing.T) {
 	ok := FieldError{}
-	tests := []struct {
-		name   string
-		mutate func(c *Config)
-		want   FieldError
-	}{
+	tests := []validateCase{
 		// listen, admin, metrics
 		{"listen required", func(c *Config) { c.Listen = "" }, FieldError{"listen", "required"}},
 		{"listen without port", func(c *Config) { c.Listen = "8080" },
@@ -473,22 +499,7 @@ func TestValidateRules(t *testing.T) {
 		{"inactive upstream still checked", func(c *Config) { c.Upstreams[2].Active, c.Upstreams[2].Weight = false, 0 },
 			FieldError{"upstreams[2].weight", "must be 1–100, got 0"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := validConfig()
-			tt.mutate(&c)
-			got := c.Validate()
-			if tt.want == ok {
-				if len(got) != 0 {
-					t.Fatalf("Validate() = %q, want no errors", got)
-				}
-				return
-			}
-			if len(got) != 1 || got[0] != tt.want {
-				t.Fatalf("Validate() =\n%q\nwant exactly\n%q", got, Errors{tt.want})
-			}
-		})
-	}
+	runValidateCases(t, tests)
 }
 
 func TestValidateCollectsAllErrorsInFileOrder(t *testing.T) {
