@@ -112,10 +112,8 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, a
 		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
 	addr := ln.Addr().String()
-	if cfgPath != "" {
-		stopReload := reloadOnHangup(ctx, logger, g, cfgPath)
-		defer stopReload()
-	}
+	stopReload := reloadOnHangup(ctx, logger, g, cfgPath)
+	defer stopReload()
 	logServing(logger, addr, cfg)
 	if d != nil {
 		printDemo(out, addr, cfg.Admin.Token, d.TokenFile, cfg.Upstreams)
@@ -131,8 +129,9 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, a
 // (docs/reference.md#reloading-the-configuration-file): the file is
 // loaded and validated as at start; a file with errors is refused, each
 // error logged, and the running configuration kept; a valid one is
-// applied as an admin API change (Gateway.ApplyFile). SIGHUP is caught
-// from the moment this returns.
+// applied as an admin API change (Gateway.ApplyFile). Without a file
+// (serve --demo) a SIGHUP is logged and ignored rather than ending the
+// process. SIGHUP is caught from the moment this returns.
 func reloadOnHangup(ctx context.Context, logger *slog.Logger, g *gateway.Gateway, path string) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -145,6 +144,10 @@ func reloadOnHangup(ctx context.Context, logger *slog.Logger, g *gateway.Gateway
 			case <-ctx.Done():
 				return
 			case <-hup:
+				if path == "" {
+					logger.Warn("SIGHUP ignored: serve --demo has no configuration file to reload; change it through the admin API")
+					continue
+				}
 				reloadFile(ctx, logger, g, path)
 			}
 		}

@@ -160,3 +160,35 @@ func TestServeReloadsOnHangup(t *testing.T) {
 		t.Errorf("the log shows the client key:\n%s", out)
 	}
 }
+
+// TestServeDemoIgnoresHangup: serve --demo has no file to reload, so a
+// SIGHUP is logged and ignored; without the handler it would end the
+// process (the default action), which the test would not survive.
+func TestServeDemoIgnoresHangup(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "off")
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	log := &logWatcher{hit: make(chan struct{}, 1)}
+	cmd := newRootCmd()
+	cmd.SetOut(log)
+	cmd.SetErr(log)
+	cmd.SetArgs([]string{"serve", "--demo", "--listen", "127.0.0.1:0", "--grace", "1s"})
+	errc := make(chan error, 1)
+	go func() { errc <- cmd.ExecuteContext(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("serve --demo: %v", err)
+		}
+	}()
+	log.await(t, "Press Ctrl-C to stop.")
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	log.await(t, `"msg":"SIGHUP ignored: serve --demo has no configuration file to reload; change it through the admin API"`)
+	select {
+	case err := <-errc:
+		t.Fatalf("serve --demo ended on SIGHUP: %v", err)
+	default:
+	}
+}
