@@ -321,7 +321,7 @@ func (g *Gateway) buildCatalog(ctx context.Context) (*proxy.Catalog, error) {
 		g.local.Configure(u.Name, u.RateLimit.RPM, u.RateLimit.TPM)
 	}
 	g.setNames(ups, keys, routes)
-	g.watchShared(ups, keys)
+	g.watchShared(ups, keys, g.cfg.Teams)
 	var prev *proxy.Catalog
 	if g.proxy != nil {
 		prev = g.proxy.Catalog()

@@ -44,8 +44,10 @@ func (g *Gateway) runShared(ctx context.Context) {
 	}()
 }
 
-// watchShared tells the sync loop what the catalog just built holds.
-func (g *Gateway) watchShared(ups []config.Upstream, keys []config.Key) {
+// watchShared tells the sync loop what the catalog just built holds: its
+// upstreams, and the keys and teams whose spend limits read the shared
+// totals.
+func (g *Gateway) watchShared(ups []config.Upstream, keys []config.Key, teams []config.Team) {
 	if g.shared == nil {
 		return
 	}
@@ -56,6 +58,11 @@ func (g *Gateway) watchShared(ups []config.Upstream, keys []config.Key) {
 	for _, k := range keys {
 		if k.SpendLimit.USD > 0 {
 			w.SpendKeys = append(w.SpendKeys, k.Name)
+		}
+	}
+	for _, tm := range teams {
+		if tm.SpendLimit.USD > 0 {
+			w.SpendTeams = append(w.SpendTeams, tm.Name)
 		}
 	}
 	g.shared.SetWatch(w)

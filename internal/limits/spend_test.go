@@ -136,6 +136,7 @@ func TestSpendPersistsThroughSQLite(t *testing.T) {
 	s := NewSpend(fc)
 	s.Add(ScopeUpstream, "openai-main", 1.25)
 	s.Add(ScopeKey, "team-a", 1.25)
+	s.Add(ScopeTeam, "research", 1.25)
 	if err := s.Flush(ctx, st); err != nil {
 		t.Fatalf("Flush: %v", err)
 	}
@@ -143,8 +144,9 @@ func TestSpendPersistsThroughSQLite(t *testing.T) {
 	s.Add(ScopeUpstream, "openai-main", 0.5)
 	s.Add(ScopeUpstream, "openai-main", 0.25)
 	s.Add(ScopeKey, "team-a", 0.75)
-	if s.Pending() != 2 {
-		t.Fatalf("Pending = %d, want 2 (one per scope and name for the day)", s.Pending())
+	s.Add(ScopeTeam, "research", 0.75)
+	if s.Pending() != 3 {
+		t.Fatalf("Pending = %d, want 3 (one per scope and name for the day)", s.Pending())
 	}
 	if err := s.Flush(ctx, st); err != nil {
 		t.Fatalf("Flush: %v", err)
@@ -169,7 +171,7 @@ func TestSpendPersistsThroughSQLite(t *testing.T) {
 		scope      Scope
 		name       string
 		day, month float64
-	}{{ScopeUpstream, "openai-main", 0.75, 2}, {ScopeKey, "team-a", 0.75, 2}} {
+	}{{ScopeUpstream, "openai-main", 0.75, 2}, {ScopeKey, "team-a", 0.75, 2}, {ScopeTeam, "research", 0.75, 2}} {
 		if d, m := restarted.Total(c.scope, c.name, PeriodDay), restarted.Total(c.scope, c.name, PeriodMonth); !near(d, c.day) || !near(m, c.month) {
 			t.Errorf("after reopen %s %s: day %v month %v, want %v %v", c.scope, c.name, d, m, c.day, c.month)
 		}

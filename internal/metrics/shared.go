@@ -3,7 +3,7 @@ package metrics
 import "github.com/prometheus/client_golang/prometheus"
 
 // Shared-state operations, the op label of the state families (state.Op*).
-var stateOps = []string{"admit", "settle", "affinity", "sync", "lease"}
+var stateOps = []string{"admit", "settle", "affinity", "sync", "lease", "tenant"}
 
 // sharedState holds the families of state.driver: redis.
 type sharedState struct {

@@ -245,12 +245,13 @@ func (a *attempt) end(res outcome.Outcome, e state.Ending) {
 			key := q.key.cfg.Name
 			o.Spend.Add(limits.ScopeUpstream, name, cost)
 			o.Spend.Add(limits.ScopeKey, key, cost)
-			if tm := q.key.cfg.Team; tm != "" {
+			tm := q.key.cfg.Team
+			if tm != "" {
 				o.Spend.Add(limits.ScopeTeam, tm, cost)
 			}
 			o.Metrics.Spend(name, key, cost)
 			o.Metrics.Cost(name, q.model, key, cost)
-			e.Spend, e.SpendKey = cost, key
+			e.Spend, e.SpendKey, e.SpendTeam = cost, key, tm
 		}
 	}
 	// Last, before the handler returns: a non-streaming answer waits in the

@@ -88,9 +88,6 @@ type Server struct {
 	// copy per request.
 	upstream http.RoundTripper
 	catalog  atomic.Pointer[Catalog]
-	// tenantSlots counts the requests in flight per key and per team
-	// (keys[].max_concurrency, teams[].max_concurrency).
-	tenantSlots *limits.Slots
 	// attempts counts the attempts of hedged races that may still be
 	// running after their request's handler returned: each ends itself
 	// (gives its lease back) when it unwinds. Drain waits for them.
@@ -126,7 +123,7 @@ func New(opts Options, cat *Catalog) *Server {
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = 64 << 20
 	}
-	s := &Server{opts: opts, upstream: opts.Transport, tenantSlots: limits.NewSlotsWithClock(opts.Clock)}
+	s := &Server{opts: opts, upstream: opts.Transport}
 	s.catalog.Store(cat)
 	return s
 }

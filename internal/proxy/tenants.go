@@ -81,19 +81,21 @@ func (q *request) checkTeam(tm *config.Team) error {
 }
 
 // takeTenantSlots takes a slot of the key's and of team tm's
-// max_concurrency (counted in this instance); none is held for a limit of 0.
+// max_concurrency (the state driver's: with Redis, every instance's); none
+// is held for a limit of 0.
 func (q *request) takeTenantSlots(tm *config.Team) (func(), error) {
 	k := &q.key.cfg
+	ctx, st := q.r.Context(), q.s.opts.State
 	var keyRelease, teamRelease func()
 	if k.MaxConcurrency > 0 {
-		r, ok := q.s.tenantSlots.TryAcquire(limits.CounterName("", k.Name, "concurrency"), k.MaxConcurrency)
+		r, ok := st.AcquireTenant(ctx, limits.CounterName("", k.Name, "concurrency"), k.MaxConcurrency)
 		if !ok {
 			return nil, q.refuse(keyConcurrencyExceeded, "", fmt.Sprintf("key %s is limited to %d requests at once", k.Name, k.MaxConcurrency), time.Second)
 		}
 		keyRelease = r
 	}
 	if tm != nil && tm.MaxConcurrency > 0 {
-		r, ok := q.s.tenantSlots.TryAcquire(limits.CounterName(tm.Name, "", "concurrency"), tm.MaxConcurrency)
+		r, ok := st.AcquireTenant(ctx, limits.CounterName(tm.Name, "", "concurrency"), tm.MaxConcurrency)
 		if !ok {
 			if keyRelease != nil {
 				keyRelease()

@@ -25,7 +25,8 @@ import (
 // between it reports the answer's headers with Observe and a 429 with
 // RateLimited. Planning, the admin API and the metrics read Upstream.
 // The active prober goes through ProbeGate (health.Gate). AllowKey is the
-// client key's rpm, checked once per client request. The Pins record which
+// client key's rpm, checked once per client request, and AllowN and
+// AcquireTenant its and its team's other limits. The Pins record which
 // upstream holds a Responses response or conversation (affinity.Pins says
 // when the proxy asks and tells), the Conversations what the gateway keeps
 // of the Responses chains it continues itself; with Redis both are shared.
@@ -65,6 +66,14 @@ type Driver interface {
 	// (limits.CounterName: a team's rpm, a key's or a team's tpm) against
 	// limit; n larger than the whole limit passes on an empty window.
 	AllowN(ctx context.Context, name string, limit int, n int64) (ok bool, retryAfter time.Duration)
+	// AcquireTenant takes one of limit slots of the counter named name
+	// (limits.CounterName: a key's or a team's max_concurrency) for one
+	// client request, without waiting; ok is false when all are taken
+	// (never for limit ≤ 0). release gives the slot back: call it once, when
+	// the request is over; later calls do nothing. With Redis the slots
+	// are every instance's, and a dead instance's come back within
+	// lease_ttl.
+	AcquireTenant(ctx context.Context, name string, limit int) (release func(), ok bool)
 	// ProbeGate is the breaker the active prober asks and tells.
 	ProbeGate() health.Gate
 	// Forget drops the state of an upstream that no longer exists.
@@ -93,10 +102,12 @@ type Lease interface {
 type Ending struct {
 	// Bind, when its Key.Session is set, binds the session to the upstream.
 	Bind Bind
-	// Spend is the attempt's cost in USD, charged to the upstream and to
-	// SpendKey in the shared counters (the caller keeps the local ones).
-	Spend    float64
-	SpendKey string
+	// Spend is the attempt's cost in USD, charged to the upstream, to the
+	// client key SpendKey and, when set, to its team SpendTeam in the
+	// shared counters (the caller keeps the local ones).
+	Spend     float64
+	SpendKey  string
+	SpendTeam string
 }
 
 // Admission is what Admit checks for one request to one upstream.

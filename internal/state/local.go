@@ -61,6 +61,7 @@ type Local struct {
 	sessions Binder
 	pins     *affinity.PinTable
 	convs    *affinity.ConversationTable
+	tenants  *limits.Slots // the keys' and teams' requests in flight (AcquireTenant)
 }
 
 var _ Driver = (*Local)(nil)
@@ -70,7 +71,7 @@ func NewLocal(opts LocalOptions) *Local {
 	d := &Local{
 		clk: opts.Clock, breakers: opts.Breakers, limiter: opts.Limiter, slots: opts.Slots,
 		stats: opts.Stats, keys: opts.Keys, sessions: opts.Sessions, pins: opts.Pins,
-		convs: opts.Conversations,
+		convs: opts.Conversations, tenants: limits.NewSlotsWithClock(opts.Clock),
 	}
 	if d.convs == nil {
 		d.convs = affinity.NewConversationTable(affinity.DefaultMaxConversations, affinity.DefaultResponseTTL, d.clk)
@@ -236,6 +237,11 @@ func (d *Local) AllowKey(_ context.Context, key string, rpm int) (bool, time.Dur
 // AllowN implements Driver.
 func (d *Local) AllowN(_ context.Context, name string, limit int, n int64) (bool, time.Duration) {
 	return d.keys.AllowN(name, limit, n)
+}
+
+// AcquireTenant implements Driver: this instance's slots.
+func (d *Local) AcquireTenant(_ context.Context, name string, limit int) (func(), bool) {
+	return d.tenants.TryAcquire(name, limit)
 }
 
 // ProbeGate implements Driver: the local breakers.

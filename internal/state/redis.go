@@ -37,6 +37,7 @@ const (
 	OpAffinity = "affinity"
 	OpSync     = "sync"
 	OpLease    = "lease"
+	OpTenant   = "tenant"
 )
 
 // keepMs is the TTL of breaker and statistics keys, refreshed on every
@@ -100,7 +101,7 @@ type Redis struct {
 	watch   atomic.Pointer[Watch]
 
 	mu   sync.Mutex          // guards held and left
-	held map[string]string   // ticket id → upstream, of every request in flight here with max_concurrency
+	held map[string]string   // lease id → its lease set's key, of every request in flight here under a max_concurrency (an upstream's, a key's, a team's)
 	left map[entry]time.Time // queue and lease entries given up while Redis could not be told → when Redis has swept them itself
 	wake sync.Map            // upstream → chan struct{}: closed when a lease here is released
 }

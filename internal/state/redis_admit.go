@@ -33,7 +33,7 @@ const noGeneration = -1
 // newTicket returns a ticket with a fresh id for a request to a.Upstream.
 func (r *Redis) newTicket(a Admission) Ticket {
 	return Ticket{
-		upstream: a.Upstream, id: r.instance + ":" + strconv.FormatUint(r.seq.Add(1), 36),
+		upstream: a.Upstream, id: r.newID(),
 		tokens: max(a.Tokens, 0), gen: noGeneration, limited: a.MaxConcurrency > 0,
 	}
 }
@@ -246,16 +246,34 @@ func (r *Redis) abandon(e entry, keep time.Duration) {
 	r.mu.Unlock()
 }
 
+// newID returns a fresh lease and queue entry id, unique across instances.
+func (r *Redis) newID() string {
+	return r.instance + ":" + strconv.FormatUint(r.seq.Add(1), 36)
+}
+
 // hold remembers an in-flight ticket of an upstream with max_concurrency,
 // so that its lease is renewed (and re-registered after a Redis restart)
 // until Settle. The lease set holds nothing else: the shared in-flight
 // count of an upstream without the limit is not kept (the local one is).
 func (r *Redis) hold(t Ticket) {
-	if !t.limited {
-		return
+	if t.limited {
+		r.holdEntry(entry{r.key(t.upstream, "lease"), t.id})
 	}
+}
+
+// holdEntry remembers lease e of a request in flight here, so that Renew
+// renews it (and re-registers it after a Redis restart) until unhold.
+func (r *Redis) holdEntry(e entry) {
 	r.mu.Lock()
-	r.held[t.id] = t.upstream
+	r.held[e.id] = e.key
+	r.mu.Unlock()
+}
+
+// unhold forgets the lease id of a request that ended: Renew no longer
+// renews it.
+func (r *Redis) unhold(id string) {
+	r.mu.Lock()
+	delete(r.held, id)
 	r.mu.Unlock()
 }
 

@@ -91,7 +91,7 @@ func (l *redisLease) Done(o outcome.Outcome, e Ending) {
 	if !l.local.finish(o) {
 		return
 	}
-	s := Settlement{Outcome: o, Spend: e.Spend, SpendKey: e.SpendKey}
+	s := Settlement{Outcome: o, Spend: e.Spend, SpendKey: e.SpendKey, SpendTeam: e.SpendTeam}
 	if e.Bind.Key.Session != "" {
 		b := e.Bind
 		b.Upstream = l.local.name

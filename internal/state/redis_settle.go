@@ -39,9 +39,11 @@ type Settlement struct {
 	// Cooldown and LimitType start a shared cooldown, its measurements
 	// feed the shared EWMAs.
 	Outcome outcome.Outcome
-	// Spend charges usd to the upstream and the client key for the day and month.
-	Spend    float64
-	SpendKey string
+	// Spend charges usd to the upstream, the client key SpendKey and its
+	// team SpendTeam (each when set) for the day and month.
+	Spend     float64
+	SpendKey  string
+	SpendTeam string
 	// Bind, when set, binds a session to the upstream in the same round trip.
 	Bind *Bind
 }
@@ -49,12 +51,10 @@ type Settlement struct {
 // Settle ends t: one round trip that releases its lease, corrects its
 // reservation, feeds the shared breaker (in the generation t was admitted
 // in; not at all for a local ticket) and statistics, starts a cooldown,
-// charges spend and (re)binds a session. Failures fall back silently; the
+// charges spend (upstream, key, team) and (re)binds a session. Failures fall back silently; the
 // lease is removed once Redis answers again (or expires within lease_ttl).
 func (r *Redis) Settle(t Ticket, s Settlement) {
-	r.mu.Lock()
-	delete(r.held, t.id)
-	r.mu.Unlock()
+	r.unhold(t.id)
 	// Wake the requests queued here once the lease is given back in Redis:
 	// woken earlier, they would find the slot still taken and sleep a poll.
 	defer r.released(t.upstream)
@@ -84,6 +84,9 @@ func (r *Redis) Settle(t Ticket, s Settlement) {
 		r.addSpend(ctx, b, now, ScopeUpstream, t.upstream, s.Spend)
 		if s.SpendKey != "" {
 			r.addSpend(ctx, b, now, ScopeKey, s.SpendKey, s.Spend)
+		}
+		if s.SpendTeam != "" {
+			r.addSpend(ctx, b, now, ScopeTeam, s.SpendTeam, s.Spend)
 		}
 	}
 	if s.Bind != nil {

@@ -980,18 +980,19 @@ func TestRedisStats(t *testing.T) {
 	}
 }
 
-// Spend charged through any instance adds up in the shared day and month
-// counters the sync loop reports.
+// Spend charged through any instance to an upstream, a key and a team adds
+// up in the shared day and month counters the sync loop reports for the
+// watched ones.
 func TestRedisSpend(t *testing.T) {
 	clk := clock.NewFake(t0.Add(12 * time.Hour)) // 2026-01-01 12:00 UTC
 	a := newTestRedis(t, testCircuit, clk)
 	b := newTestRedis(t, testCircuit, clk, sharing(a))
-	spend := func(r *Redis, usd float64, key string) {
-		r.Settle(admitOK(t, r, Admission{Upstream: "u"}), Settlement{Outcome: outcome.Outcome{Class: outcome.Success}, Spend: usd, SpendKey: key})
+	spend := func(r *Redis, usd float64, key, team string) {
+		r.Settle(admitOK(t, r, Admission{Upstream: "u"}), Settlement{Outcome: outcome.Outcome{Class: outcome.Success}, Spend: usd, SpendKey: key, SpendTeam: team})
 	}
 	type totals struct{ day, month float64 }
 	read := func() map[string]totals {
-		a.SetWatch(Watch{Upstreams: []string{"u", "idle"}, SpendKeys: []string{"k", "never"}})
+		a.SetWatch(Watch{Upstreams: []string{"u", "idle"}, SpendKeys: []string{"k", "never"}, SpendTeams: []string{"research", "idle"}})
 		got := map[string]totals{}
 		a.Sync(func(scope, name string, day, month float64) { got[scope+"/"+name] = totals{day, month} })
 		return got
@@ -1010,20 +1011,21 @@ func TestRedisSpend(t *testing.T) {
 	}
 
 	check("before any spend", map[string]totals{})
-	spend(a, 1.5, "k")
-	spend(b, 1.5, "k")
-	spend(b, 0.25, "") // upstream only
-	spend(a, 0.5, "unwatched")
-	check("same day", map[string]totals{"upstream/u": {3.75, 3.75}, "key/k": {3, 3}})
+	spend(a, 1.5, "k", "research")
+	spend(b, 1.5, "k", "")
+	spend(b, 0.25, "", "") // upstream only
+	spend(a, 0.5, "unwatched", "research")
+	spend(b, 0.125, "unwatched", "unwatched")
+	check("same day", map[string]totals{"upstream/u": {3.875, 3.875}, "key/k": {3, 3}, "team/research": {2, 2}})
 
 	clk.Advance(24 * time.Hour) // 2026-01-02: a new day, the same month
-	spend(b, 1, "k")
-	check("next day", map[string]totals{"upstream/u": {1, 4.75}, "key/k": {1, 4}})
+	spend(b, 1, "k", "research")
+	check("next day", map[string]totals{"upstream/u": {1, 4.875}, "key/k": {1, 4}, "team/research": {1, 3}})
 
 	clk.Advance(31 * 24 * time.Hour) // 2026-02-02: a new month
 	check("next month", map[string]totals{})
-	spend(a, 2, "k")
-	check("next month", map[string]totals{"upstream/u": {2, 2}, "key/k": {2, 2}})
+	spend(a, 2, "k", "research")
+	check("next month", map[string]totals{"upstream/u": {2, 2}, "key/k": {2, 2}, "team/research": {2, 2}})
 }
 
 // With Redis unreachable every operation is served from local state, the
@@ -1280,15 +1282,19 @@ func TestRedisKeysHaveTTLs(t *testing.T) {
 	base := clk.Pending()
 	res := admitAsync(b, ctx, adm) // queued
 	waitQueued(t, clk, base, res)
-	a.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.ServerError, Detail: "HTTP 500", InputTokens: 5, Latency: time.Second}, Spend: 1, SpendKey: "k", Bind: &Bind{Key: testKey("s1"), Upstream: "u", Policy: pol}})
+	a.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.ServerError, Detail: "HTTP 500", InputTokens: 5, Latency: time.Second}, Spend: 1, SpendKey: "k", SpendTeam: "tm", Bind: &Bind{Key: testKey("s1"), Upstream: "u", Policy: pol}})
 	a.Settle(admitOK(t, a, Admission{Upstream: "u"}), Settlement{Outcome: outcome.Outcome{Class: outcome.RateLimited, Cooldown: time.Minute}})
 	a.Affinity(affinity.NewTable(10, clk)).Bind(context.Background(), testKey("s2"), "u", affinityPolicy(time.Minute, time.Hour))
 	tk2 := admitOK(t, a, Admission{Upstream: "trip"})
 	a.Settle(tk2, Settlement{Outcome: outcome.Outcome{Class: outcome.AuthError}})
-	a.SetWatch(Watch{Upstreams: []string{"u", "trip"}, SpendKeys: []string{"k"}})
+	if _, ok, _ := a.acquireTenant(ctx, teamSlots, 1); !ok {
+		t.Fatal("no tenant lease taken")
+	}
+	a.SetWatch(Watch{Upstreams: []string{"u", "trip"}, SpendKeys: []string{"k"}, SpendTeams: []string{"tm"}})
 	a.Sync(nil)
 
-	want := []string{"aff:b:", "aff:s:", "spend:key:k:d:", "spend:key:k:m:", "spend:upstream:u:d:", "spend:upstream:u:m:",
+	want := []string{"aff:b:", "aff:s:", "key:{" + teamSlots + "}:conc", "spend:key:k:d:", "spend:key:k:m:",
+		"spend:team:tm:d:", "spend:team:tm:m:", "spend:upstream:u:d:", "spend:upstream:u:m:",
 		"u:{trip}:brk", "u:{trip}:stats", "u:{u}:cd", "u:{u}:fails", "u:{u}:queue", "u:{u}:rpm", "u:{u}:stats", "u:{u}:tpm", "u:{u}:win"}
 	keys := keysUnder(t, raw, a.prefix)
 	for _, w := range want {

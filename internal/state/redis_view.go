@@ -8,18 +8,20 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Spend scopes as the shared counters name them (limits.ScopeUpstream and
-// limits.ScopeKey).
+// Spend scopes as the shared counters name them (limits.ScopeUpstream,
+// limits.ScopeKey and limits.ScopeTeam).
 const (
 	ScopeUpstream = "upstream"
 	ScopeKey      = "key"
+	ScopeTeam     = "team"
 )
 
 // Watch lists what the sync loop reads: the configured upstreams, and the
-// client keys with a spend limit.
+// client keys and the teams with a spend limit.
 type Watch struct {
-	Upstreams []string
-	SpendKeys []string
+	Upstreams  []string
+	SpendKeys  []string
+	SpendTeams []string
 }
 
 // View is one upstream's shared state as of the last sync, for planning.
@@ -81,7 +83,7 @@ func (r *Redis) SetWatch(w Watch) { r.watch.Store(&w) }
 // Run refreshes the view every sync_interval and renews the leases of
 // requests in flight every lease_ttl/3 until ctx ends. While Redis is down
 // each tick is the attempt to reach it again. onSpend receives the shared
-// spend totals of every watched upstream and key.
+// spend totals of every watched upstream, key and team.
 func (r *Redis) Run(ctx context.Context, onSpend func(scope, name string, dayUSD, monthUSD float64)) {
 	tick := r.clk.After(r.sync)
 	renew := r.clk.After(r.lease / 3)
@@ -147,7 +149,7 @@ func (r *Redis) Sync(onSpend func(scope, name string, dayUSD, monthUSD float64))
 	for _, sc := range [...]struct {
 		scope string
 		names []string
-	}{{ScopeUpstream, w.Upstreams}, {ScopeKey, w.SpendKeys}} {
+	}{{ScopeUpstream, w.Upstreams}, {ScopeKey, w.SpendKeys}, {ScopeTeam, w.SpendTeams}} {
 		for _, n := range sc.names {
 			d, m := r.spendKeys(sc.scope, n, now)
 			spends = append(spends, spendRead{sc.scope, n, pipe.MGet(ctx, d, m)})
@@ -235,11 +237,11 @@ func (rd *upstreamReads) view(now time.Time, sec int64) View {
 	return v
 }
 
-// Renew extends the lease of every request in flight here (on an upstream
-// with max_concurrency) by lease_ttl, re-creating any that Redis lost (a
-// restart), and removes the queue and lease entries given up while Redis
-// could not be told (abandon) that Redis has not swept by itself yet: one
-// round trip.
+// Renew extends the lease of every request in flight here (under an
+// upstream's, a key's or a team's max_concurrency) by lease_ttl,
+// re-creating any that Redis lost (a restart), and removes the queue and
+// lease entries given up while Redis could not be told (abandon) that
+// Redis has not swept by itself yet: one round trip.
 func (r *Redis) Renew() {
 	t := r.clk.Now()
 	now := t.UnixMilli()
@@ -258,8 +260,7 @@ func (r *Redis) Renew() {
 	}
 	expiry := float64(now + r.lease.Milliseconds())
 	byKey := map[string][]redis.Z{}
-	for id, up := range r.held {
-		k := r.key(up, "lease")
+	for id, k := range r.held {
 		byKey[k] = append(byKey[k], redis.Z{Score: expiry, Member: id})
 	}
 	r.mu.Unlock()
