@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -121,35 +122,69 @@ type queuePlace struct {
 	joined        bool
 	at            time.Time // when it joined
 	start, finish float64   // its start tag and its flow's new finish tag
-	seen          string    // the flow's finish tag they were computed from
+	seen          string    // the flow's tag they were computed from
 }
 
 // join answers admit.lua's join reply {0, 'join', V, F, non-batch
-// waiting, waiting} for a request about to queue: false when the request
-// is shed (limits.Shed), else its place, whose score the next call sends.
+// waiting, waiting, team} for a request about to queue: false when the
+// request is shed (limits.Shed), else its place, whose score the next
+// call sends, with its tags from limits.JoinTags.
 func (r *Redis) join(p *queuePlace, a Admission, res []any) bool {
-	if len(res) < 6 {
+	if len(res) < 7 {
 		return false
-	}
-	num := func(v any) float64 {
-		s, _ := v.(string)
-		f, _ := strconv.ParseFloat(s, 64)
-		return f
 	}
 	nonBatch, _ := res[4].(int64)
 	depth, _ := res[5].(int64)
 	if limits.Shed(a.Queue, a.Tenant.Class, int(nonBatch), int(depth)) {
 		return false
 	}
-	p.start, p.finish = limits.StartTag(num(res[2]), num(res[3]), a.Tenant.Weight)
+	var team []limits.FlowTag
+	if flat, _ := res[6].([]any); a.Tenant.Team != "" {
+		team = make([]limits.FlowTag, 0, len(flat)/2)
+		for i := 0; i+1 < len(flat); i += 2 {
+			key, _ := flat[i].(string)
+			tag, _ := flat[i+1].(string)
+			ft := parseTag(tag)
+			ft.Key = key
+			team = append(team, ft)
+		}
+	}
 	p.seen, _ = res[3].(string)
+	p.start, p.finish, _ = limits.JoinTags(a.Tenant, parseFloat(res[2]), parseTag(p.seen).Finish, team)
 	p.at, p.joined = r.clk.Now(), true
 	return true
 }
 
+// A flow's tag in the fair hashes is its finish tag, followed for a key
+// of a team by a space and the key's weight (limits.FlowTag).
+
+// flowTag returns the tag of a's flow with finish tag finish.
+func flowTag(a Admission, finish float64) string {
+	if a.Tenant.Team == "" {
+		return fmtFloat(finish)
+	}
+	return fmtFloat(finish) + " " + fmtFloat(a.Tenant.Weight)
+}
+
+// parseTag reads a flow's tag; "" (none yet) is a finish tag of 0.
+func parseTag(s string) limits.FlowTag {
+	fin, w, _ := strings.Cut(s, " ")
+	return limits.FlowTag{Finish: parseFloat(fin), Weight: parseFloat(w)}
+}
+
+// flowField returns the hash (admit.lua's KEYS[10]) and field that hold
+// a's flow's tag: a team's hash of its keys in a's class, or the fair hash.
+func (r *Redis) flowField(a Admission) (hash, field string) {
+	if a.Tenant.Team == "" {
+		return r.key(a.Upstream, "fair"), "f:" + a.Tenant.Flow()
+	}
+	return r.key(a.Upstream, "fair:"+a.Tenant.Class.String()+"/"+a.Tenant.Team), a.Tenant.Key
+}
+
 // queueArgs are admit.lua's queue arguments for a request at place p:
-// its score, class and flow fields, finish and start tags and the
-// non-batch bound.
+// its score, class and flow fields, its flow's new tag and its start tag,
+// the non-batch bound, the flow's tag they were computed from and whether
+// the join reply brings the team's tags.
 func (r *Redis) queueArgs(a Admission, p *queuePlace) []any {
 	score := ""
 	if p != nil && p.joined {
@@ -161,8 +196,13 @@ func (r *Redis) queueArgs(a Admission, p *queuePlace) []any {
 	if p != nil {
 		start, finish, seen = p.start, p.finish, p.seen
 	}
-	return []any{score, "v:" + a.Tenant.Class.String(), "f:" + a.Tenant.Flow(), fmtFloat(finish), fmtFloat(start),
-		fmtFloat(limits.BatchBand), seen}
+	_, field := r.flowField(a)
+	team := "0"
+	if a.Tenant.Team != "" {
+		team = "1"
+	}
+	return []any{score, "v:" + a.Tenant.Class.String(), field, flowTag(a, finish), fmtFloat(start),
+		fmtFloat(limits.BatchBand), seen, team}
 }
 
 // fmtFloat writes f for a script argument, exactly.
@@ -184,13 +224,14 @@ func (r *Redis) admitOnce(ctx context.Context, t *Ticket, a Admission, wait, pro
 	}
 	rctx, cancel := r.opCtx(ctx)
 	defer cancel()
+	flows, _ := r.flowField(a)
 	args := append([]any{now, t.id, t.tokens, a.RPM, a.TPM, a.MaxConcurrency, r.lease.Milliseconds(),
 		c.ProbeInterval.Milliseconds(), r.lease.Milliseconds(),
 		qmode, a.Queue.MaxLength, a.Queue.Timeout.Milliseconds(), keepMs, pmode}, r.queueArgs(a, place)...)
 	return admitScript.Run(rctx, r.rdb,
 		[]string{r.key(a.Upstream, "brk"), r.key(a.Upstream, "cd"), r.key(a.Upstream, "rpm"), r.key(a.Upstream, "tpm"),
 			r.key(a.Upstream, "lease"), r.key(a.Upstream, "queue"), r.key(a.Upstream, "win"),
-			r.key(a.Upstream, "fair"), r.key(a.Upstream, "joined")},
+			r.key(a.Upstream, "fair"), r.key(a.Upstream, "joined"), flows},
 		args...).Slice()
 }
 
