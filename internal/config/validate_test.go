@@ -299,7 +299,9 @@ func TestValidateRules(t *testing.T) {
 		{"team name duplicate", func(c *Config) {
 			c.Teams = []Team{{Name: "r", SpendLimit: SpendLimit{Period: "month"}, Weight: 1}, {Name: "r", SpendLimit: SpendLimit{Period: "month"}, Weight: 1}}
 		}, FieldError{"teams[1].name", `duplicate team name "r" (also teams[0])`}},
-		{"team rpm negative", func(c *Config) { c.Teams = []Team{{Name: "r", RPM: -1, SpendLimit: SpendLimit{Period: "month"}, Weight: 1}} },
+		{"team rpm negative", func(c *Config) {
+			c.Teams = []Team{{Name: "r", RPM: -1, SpendLimit: SpendLimit{Period: "month"}, Weight: 1}}
+		},
 			FieldError{"teams[0].rpm", "must be ≥ 0, got -1"}},
 		{"team weight zero", func(c *Config) { c.Teams = []Team{{Name: "r", SpendLimit: SpendLimit{Period: "month"}}} },
 			FieldError{"teams[0].weight", "must be 1–100, got 0"}},
