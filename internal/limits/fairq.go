@@ -81,12 +81,14 @@ func orOne(w float64) float64 {
 	return w
 }
 
-// FlowTag is what the fair queue keeps of one flow: its last finish tag
-// and the weight of its key when it last joined.
+// FlowTag is what the fair queue keeps of one flow: its last finish tag,
+// the weight of its key when it last joined and the sum of its refunds
+// (Refund).
 type FlowTag struct {
-	Key    string
-	Finish float64
-	Weight float64
+	Key      string
+	Finish   float64
+	Weight   float64
+	Refunded float64
 }
 
 // Fair queueing (docs/routing.md#tenants-classes-and-fair-queueing) is
@@ -127,12 +129,34 @@ const (
 // aged: a waiter scored below it is not batch (or no longer counts as it).
 const BatchBand = bandBatch * bandWidth
 
+// Refunds (docs/routing.md#tenants-classes-and-fair-queueing): a request
+// that leaves the queue unserved (its queue timeout, its caller gone)
+// gives back the 1/share its joining charged: its flow's finish tag moves
+// back by that much, and so do the start tags of the flow's requests
+// still waiting, which keep the flow's refund total as of their joining
+// and move back by what was refunded since (Start). Without refunds a flow
+// asking far beyond its share would keep paying for requests that time
+// out, its tags drifting ahead of the other such flows' with nothing to
+// pull them back, and the capacity the lighter flows leave would go to
+// whichever flow drifted least instead of being shared. (Requests that
+// joined before the one that left move back too: exact when, as with
+// timeouts, a flow's oldest requests leave first.)
+
+// Refund returns the amount by which a request with tags start and finish
+// (JoinTags) moves its flow back when it leaves unserved.
+func Refund(start, finish float64) float64 { return finish - start }
+
+// Start returns the start tag a waiter ranks by now: the start tag it
+// joined with, moved back by what its flow was refunded since (refunded
+// now, refunded0 when it joined).
+func Start(start, refunded0, refunded float64) float64 { return start - (refunded - refunded0) }
+
 // JoinTags returns the start tag of a request of t joining a queue whose
 // class has virtual time v and where t's flow last finished at f, its
 // flow's new finish tag and the share they were computed with (Share).
 // team holds the tags of the flows of t's team in t's class (t's own among
 // them or not); nil for a key of no team.
-func JoinTags(t Tenant, v, f float64, team []FlowTag) (start, finish, share float64) {
+func JoinTags(t Tenant, v, f float64, team []*FlowTag) (start, finish, share float64) {
 	var others float64
 	if t.Team != "" {
 		for _, ft := range team {
@@ -184,7 +208,7 @@ func Shed(q config.Queue, c Class, nonBatch, depth int) bool {
 // read and write for Go (internal/state/redis_admit.go).
 type fairState struct {
 	v     [3]float64               // by Class
-	flows map[teamClass]*teamFlows // by class and team ("": the keys of no team)
+	flows map[teamClass]*teamFlows // by class and team ("": the keys of none)
 	n     int                      // flows held
 	seq   uint64
 }
@@ -195,18 +219,19 @@ type teamClass struct {
 	team  string
 }
 
-// teamFlows are the tags of one team's flows in one class.
+// teamFlows are the tags of one team's flows in one class; a waiter holds
+// its flow's, to read the refunds.
 type teamFlows struct {
-	tags []FlowTag
+	tags []*FlowTag
 	at   map[string]int // index in tags by key
 }
 
 // maxFlows bounds the flows fairState holds: past it, flows whose finish
 // tag lies behind their class's virtual time (which start at the virtual
-// time anyway) are forgotten.
+// time anyway, and have nothing waiting) are forgotten.
 const maxFlows = 4096
 
-// join gives w, of tenant t, its arrival order and start tag.
+// join gives w, of tenant t, its arrival order, its flow and its tags.
 func (f *fairState) join(w *waiter, t Tenant) {
 	f.seq++
 	w.seq = f.seq
@@ -223,24 +248,36 @@ func (f *fairState) join(w *waiter, t Tenant) {
 	if !known {
 		i = len(tf.tags)
 		tf.at[t.Key] = i
-		tf.tags = append(tf.tags, FlowTag{Key: t.Key})
+		tf.tags = append(tf.tags, &FlowTag{Key: t.Key})
 		f.n++
 	}
-	var team []FlowTag
+	var team []*FlowTag
 	if t.Team != "" {
 		team = tf.tags
 	}
+	ft := tf.tags[i]
 	var fin float64
-	w.start, fin, _ = JoinTags(t, f.v[t.Class], tf.tags[i].Finish, team)
-	tf.tags[i].Finish, tf.tags[i].Weight = fin, t.Weight
+	w.start, fin, _ = JoinTags(t, f.v[t.Class], ft.Finish, team)
+	ft.Finish, ft.Weight = fin, t.Weight
+	w.flow, w.refund, w.refunded0 = ft, Refund(w.start, fin), ft.Refunded
 	if f.n > maxFlows {
 		f.prune()
 	}
 }
 
+// startOf returns the start tag w ranks by now (Start).
+func startOf(w *waiter) float64 { return Start(w.start, w.refunded0, w.flow.Refunded) }
+
+// left gives back to w's flow what w's joining charged: w leaves the
+// queue unserved.
+func (f *fairState) left(w *waiter) {
+	w.flow.Finish -= w.refund
+	w.flow.Refunded += w.refund
+}
+
 // served advances w's class's virtual time to w's start tag.
 func (f *fairState) served(w *waiter) {
-	f.v[w.class] = max(f.v[w.class], w.start)
+	f.v[w.class] = max(f.v[w.class], startOf(w))
 }
 
 // prune forgets the flows whose finish tag is behind their class's

@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -61,9 +62,10 @@ func TestRedisFairQueue(t *testing.T) {
 		t.Fatalf("the flood's finish tag = %q, want 3", f)
 	}
 	// r alone: share 4, finish 0.25; s beside r: share 2, finish 0.5; r
-	// again: share 2, finish 0.75. Each tag is the finish tag and the key's weight.
-	if tags := raw.HGetAll(ctx, a.key("u", "fair:interactive/research")).Val(); tags["research-r"] != "0.75 1" || tags["research-s"] != "0.5 1" || len(tags) != 2 {
-		t.Fatalf("the team's tags = %v, want research-r 0.75 1, research-s 0.5 1", tags)
+	// again: share 2, finish 0.75; each with its key's weight.
+	want := map[string]string{"f:research-r": "0.75", "w:research-r": "1", "f:research-s": "0.5", "w:research-s": "1"}
+	if tags := raw.HGetAll(ctx, a.key("u", "fair:interactive/research")).Val(); !maps.Equal(tags, want) {
+		t.Fatalf("the team's tags = %v, want %v", tags, want)
 	}
 	admitDenied(t, b, adm("nightly", limits.ClassBatch), "shed", 0, 0)
 	a.Settle(holder, keep)
@@ -127,4 +129,57 @@ func redisGrantSequence(t *testing.T, tc fairtest.Case) string {
 		}
 	}
 	return strings.Join(got, " ")
+}
+
+// TestRedisFairQueueRefund: a queued request that gives up (here its
+// caller leaves) gives its flow back what its joining charged
+// (limits.Refund, leave.lua): the flow's finish tag moves back, its refund
+// total forward, and the flow's request still waiting learns it on its
+// next call and ranks that much earlier (limits.Start).
+func TestRedisFairQueueRefund(t *testing.T) {
+	q := config.Queue{Enabled: true, MaxLength: 10, Timeout: 10 * time.Second, Discipline: config.DisciplineFair}
+	adm := func(key string) Admission {
+		return Admission{Upstream: "u", MaxConcurrency: 1, Queue: q, Wait: true,
+			Tenant: limits.Tenant{Team: "research", Key: key, Weight: 1, TeamWeight: 1}}
+	}
+	clk := clock.NewFake(t0)
+	r := newTestRedis(t, testCircuit, clk)
+	raw := rawClient(t)
+	ctx := context.Background()
+	holder := admitOK(t, r, adm("holder"))
+	defer r.Settle(holder, keep)
+	first, cancelFirst := context.WithCancel(ctx)
+	rest, cancelRest := context.WithCancel(ctx)
+	defer cancelRest()
+	base := clk.Pending()
+	gone := admitAsync(r, first, adm("r")) // start 0, finish 1
+	waitQueued(t, clk, base, gone)
+	base = clk.Pending()
+	waiting := admitAsync(r, rest, adm("r")) // start 1, finish 2
+	waitQueued(t, clk, base, waiting)
+	hash := r.key("u", "fair:interactive/research")
+	cancelFirst()
+	if res := receive(t, gone); res.d == nil || res.d.Reason != "canceled" {
+		t.Fatalf("the first request: %+v, want canceled", res.d)
+	}
+	if f, rf := raw.HGet(ctx, hash, "f:r").Val(), raw.HGet(ctx, hash, "r:r").Val(); f != "1" || rf != "1" {
+		t.Fatalf("after the refund: finish tag %q, refunds %q; want 1 and 1", f, rf)
+	}
+	// The waiting request's next call learns the refund, the one after
+	// ranks by it: its start tag moves from 1 to 0. (The clock moves a poll
+	// at a time, at most 2 s, well within the queue's timeout.)
+	moved := time.Duration(0)
+	waitFor(t, "the waiting request to rank by the refund", func() bool {
+		zs := raw.ZRangeWithScores(ctx, r.key("u", "queue"), 0, -1).Val()
+		if len(zs) == 1 && zs[0].Score == limits.Score(q, limits.ClassInteractive, 0, 0, 0) {
+			return true
+		}
+		if moved < 2*time.Second {
+			clk.Advance(queuePoll)
+			moved += queuePoll
+		}
+		return false
+	})
+	cancelRest()
+	receive(t, waiting)
 }
