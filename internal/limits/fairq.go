@@ -114,7 +114,8 @@ type FlowTag struct {
 // queue, whose script only stores the tags and picks the lowest score.
 
 // bandWidth separates the classes' score bands; virtual times stay far
-// below it (they advance by at most 1/weight per request).
+// below it (they advance by 1/share per request, at most 10⁴ with
+// weights of 1..100).
 const bandWidth = 1e12
 
 // The bands, lowest served first.
