@@ -53,6 +53,12 @@ type UpstreamState struct {
 	// when none waits (docs/routing.md#tenants-classes-and-fair-queueing).
 	QueueByClass map[string]int `json:"queue_by_class,omitempty"`
 	QueueByKey   map[string]int `json:"queue_by_key,omitempty"`
+	// QueueShareByKey is each waiting key's weight in the fair queue now:
+	// its own weight for a key of no team, else its team's weight split
+	// among the team's keys waiting here, by their weights
+	// (docs/routing.md#tenants-classes-and-fair-queueing); absent when
+	// none waits.
+	QueueShareByKey map[string]float64 `json:"queue_share_by_key,omitempty"`
 	// RPMUsed and TPMUsed count the last minute's requests and tokens;
 	// RPMLimit and TPMLimit are the configured or learned limits (0 = unknown).
 	RPMUsed  int64 `json:"rpm_used"`

@@ -152,7 +152,7 @@ func (d *decoder) setElementDefault(elem reflect.Value) {
 	case *Key:
 		*p = DefaultKey()
 	case *Team:
-		*p = Team{SpendLimit: SpendLimit{Period: "month"}}
+		*p = DefaultTeam()
 	case *Route:
 		*p = Route{RouteSettings: d.cfg.Defaults}
 	}

@@ -69,6 +69,16 @@ type Team struct {
 	MaxConcurrency int `yaml:"max_concurrency" json:"max_concurrency"`
 	// SpendLimit caps the team's spend over its keys.
 	SpendLimit SpendLimit `yaml:"spend_limit" json:"spend_limit"`
+	// Weight is the team's share of queue slots within a class, against
+	// the other teams and the keys of no team waiting; its waiting keys
+	// split it by their weights
+	// (docs/routing.md#tenants-classes-and-fair-queueing). Default 1, 1..100.
+	Weight int `yaml:"weight" json:"weight"`
+}
+
+// DefaultTeam returns a Team holding the per-team defaults.
+func DefaultTeam() Team {
+	return Team{SpendLimit: SpendLimit{Period: "month"}, Weight: 1}
 }
 
 // Key classes (keys[].class).

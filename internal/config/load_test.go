@@ -171,6 +171,10 @@ keys:
   - name: strict
     key: sk-2
     preferences: false
+teams:
+  - name: research
+  - name: ops
+    weight: 3
 routes:
   - model: gpt-4o
 `+minimalUpstream, nil)
@@ -189,6 +193,8 @@ routes:
 		{"key preferences allowed", cfg.Keys[0].Preferences, true},
 		{"key preferences: false", cfg.Keys[1].Preferences, false},
 		{"route affinity inherits", cfg.Routes[0].Affinity, RouteAffinity{}},
+		{"team defaults", cfg.Teams[0], Team{Name: "research", SpendLimit: SpendLimit{Period: "month"}, Weight: 1}},
+		{"team weight given", cfg.Teams[1].Weight, 3},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {

@@ -33,7 +33,7 @@ func TestUnknownKeySuggestions(t *testing.T) {
 		{"key from another block", "retries: 3\n" + minimalUpstream,
 			FieldError{"retries", "unknown key; did you mean defaults.retries or routes[].retries?"}},
 		{"key of the enclosing element", minimalUpstream + "    queue: {weight: 2}\n",
-			FieldError{"upstreams[0].queue.weight", "unknown key; did you mean keys[].weight or upstreams[0].weight?"}},
+			FieldError{"upstreams[0].queue.weight", "unknown key; did you mean keys[].weight, teams[].weight or upstreams[0].weight?"}},
 		{"top-level block of the same name as a key here", "routes:\n  - model: m\n    fail_back: false\n" + minimalUpstream,
 			FieldError{"routes[0].fail_back", "unknown key; did you mean top-level affinity.fail_back?"}},
 		{"near key here and the same key elsewhere", "keys:\n  - name: k\n    key: s\n    usd: 10\n" + minimalUpstream,

@@ -250,6 +250,7 @@ func (t *Team) check(v *validator, path string, i int, x *crossRefs) {
 	v.atLeast(p("tpm"), int64(t.TPM), 0)
 	v.atLeast(p("max_concurrency"), int64(t.MaxConcurrency), 0)
 	t.SpendLimit.check(v, p("spend_limit"))
+	v.between(p("weight"), int64(t.Weight), 1, maxWeight)
 }
 
 // TeamByName returns the team named name, if there is one.

@@ -281,13 +281,13 @@ func TestValidateRules(t *testing.T) {
 		{"key_sha256 not hex", func(c *Config) { c.Keys[1].KeySHA256 = strings.Repeat("g", 64) },
 			FieldError{"keys[1].key_sha256", "must be 64 hex characters (the SHA-256 of the key); found a non-hex character"}},
 		{"key team unknown, with a suggestion", func(c *Config) {
-			c.Teams = []Team{{Name: "research", SpendLimit: SpendLimit{Period: "month"}}}
+			c.Teams = []Team{{Name: "research", SpendLimit: SpendLimit{Period: "month"}, Weight: 1}}
 			c.Keys[0].Team = "reserch"
 		}, FieldError{"keys[0].team", `unknown team "reserch"; did you mean research?`}},
 		{"key team unknown, nothing near", func(c *Config) { c.Keys[0].Team = "ops" },
 			FieldError{"keys[0].team", `unknown team "ops"`}},
 		{"key team known", func(c *Config) {
-			c.Teams = []Team{{Name: "research", RPM: 4, SpendLimit: SpendLimit{USD: 5, Period: "day"}}}
+			c.Teams = []Team{{Name: "research", RPM: 4, SpendLimit: SpendLimit{USD: 5, Period: "day"}, Weight: 1}}
 			c.Keys[0].Team = "research"
 		}, ok},
 		{"key class unknown", func(c *Config) { c.Keys[0].Class = "bach" },
@@ -297,11 +297,17 @@ func TestValidateRules(t *testing.T) {
 			FieldError{"keys[0].max_concurrency", "must be ≥ 0, got -1"}},
 		{"key tpm negative", func(c *Config) { c.Keys[1].TPM = -1 }, FieldError{"keys[1].tpm", "must be ≥ 0, got -1"}},
 		{"team name duplicate", func(c *Config) {
-			c.Teams = []Team{{Name: "r", SpendLimit: SpendLimit{Period: "month"}}, {Name: "r", SpendLimit: SpendLimit{Period: "month"}}}
+			c.Teams = []Team{{Name: "r", SpendLimit: SpendLimit{Period: "month"}, Weight: 1}, {Name: "r", SpendLimit: SpendLimit{Period: "month"}, Weight: 1}}
 		}, FieldError{"teams[1].name", `duplicate team name "r" (also teams[0])`}},
-		{"team rpm negative", func(c *Config) { c.Teams = []Team{{Name: "r", RPM: -1, SpendLimit: SpendLimit{Period: "month"}}} },
+		{"team rpm negative", func(c *Config) {
+			c.Teams = []Team{{Name: "r", RPM: -1, SpendLimit: SpendLimit{Period: "month"}, Weight: 1}}
+		},
 			FieldError{"teams[0].rpm", "must be ≥ 0, got -1"}},
-		{"team spend period unknown", func(c *Config) { c.Teams = []Team{{Name: "r", SpendLimit: SpendLimit{Period: "week"}}} },
+		{"team weight zero", func(c *Config) { c.Teams = []Team{{Name: "r", SpendLimit: SpendLimit{Period: "month"}}} },
+			FieldError{"teams[0].weight", "must be 1–100, got 0"}},
+		{"team weight over 100", func(c *Config) { c.Teams = []Team{{Name: "r", SpendLimit: SpendLimit{Period: "month"}, Weight: 101}} },
+			FieldError{"teams[0].weight", "must be 1–100, got 101"}},
+		{"team spend period unknown", func(c *Config) { c.Teams = []Team{{Name: "r", SpendLimit: SpendLimit{Period: "week"}, Weight: 1}} },
 			FieldError{"teams[0].spend_limit.period", `must be one of day, month; got "week"`}},
 		{"queue discipline unknown", func(c *Config) {
 			c.Upstreams[0].MaxConcurrency, c.Upstreams[0].Queue.Enabled, c.Upstreams[0].Queue.Discipline = 2, true, "fifi"

@@ -183,6 +183,7 @@ func (a adminGateway) State(ups []config.Upstream, q admin.StateQuery) admin.Sta
 		if u.Queue.Enabled {
 			s.QueueMax = u.Queue.MaxLength
 			s.QueueByClass, s.QueueByKey = g.waiting.Of(u.Name)
+			s.QueueShareByKey = g.waiting.Shares(u.Name)
 		}
 		out = append(out, s)
 	}

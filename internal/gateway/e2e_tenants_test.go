@@ -242,7 +242,7 @@ func TestTeamAndKeyLimits(t *testing.T) {
 			upstreams: []config.Upstream{upstreamAt("fast", config.ProviderOpenAI, url, 0, "gpt-4o")},
 			keys:      []config.Key{tenantKey("r1", "", "research"), tenantKey("r2", "", "research"), tenantKey("solo", "", "")},
 			edit: func(c *config.Config) {
-				c.Teams = []config.Team{{Name: "research", RPM: 4, SpendLimit: config.SpendLimit{Period: "month"}}}
+				c.Teams = []config.Team{{Name: "research", RPM: 4, SpendLimit: config.SpendLimit{Period: "month"}, Weight: 1}}
 			},
 		})
 		for i, key := range []string{"r1", "r2", "r1", "r2", "r1", "r2"} {

@@ -131,3 +131,33 @@ func BenchmarkRetryBudget(b *testing.B) {
 		rb.TryRetry()
 	}
 }
+
+// BenchmarkFairJoin is the fair queue's join (fairq.go): the tags of a
+// request of a team's key joining while every key of the team is backlogged.
+func BenchmarkFairJoin(b *testing.B) {
+	for _, n := range []int{1, 4, 16, 64} {
+		b.Run(fmt.Sprintf("team-keys=%d", n), func(b *testing.B) {
+			tenants := benchTeam(n)
+			var f fairState
+			for _, t := range tenants {
+				f.join(&waiter{}, t)
+			}
+			w := &waiter{}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				f.join(w, tenants[i%n])
+				i++
+			}
+		})
+	}
+}
+
+// benchTeam returns the tenants of the n keys of one team, of weight 1.
+func benchTeam(n int) []Tenant {
+	out := make([]Tenant, n)
+	for i := range out {
+		out[i] = Tenant{Team: "research", Key: fmt.Sprintf("key-%d", i), Weight: 1, TeamWeight: 1}
+	}
+	return out
+}

@@ -3,8 +3,6 @@ package limits
 import (
 	"context"
 	"errors"
-	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,111 +10,6 @@ import (
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
 )
-
-// arrival is one request joining the queue in a grant-sequence test.
-type arrival struct {
-	label string // what the grant sequence records
-	t     Tenant
-	after time.Duration // fake time advanced before it joins
-}
-
-// tenant returns an arrival labelled label for key (weight w) of class c.
-func tenant(label, key string, c Class, w float64) arrival {
-	return arrival{label: label, t: Tenant{Class: c, Key: key, Weight: w}}
-}
-
-// grantSequence holds the only slot of an upstream, queues the arrivals in
-// order, then frees the slot and returns the order the waiters were served
-// in (each gives its slot back as soon as it has it), space-separated.
-func grantSequence(t *testing.T, q config.Queue, arrivals []arrival) string {
-	t.Helper()
-	var got []string
-	synctest.Test(t, func(t *testing.T) {
-		fc := clock.NewFake(t0)
-		s := NewSlotsWithClock(fc)
-		holder := mustAcquire(t, s, "u", 1, q)
-		order := make(chan string, len(arrivals))
-		var wg sync.WaitGroup
-		for _, a := range arrivals {
-			fc.Advance(a.after)
-			wg.Go(func() {
-				r, err := s.AcquireAs(t.Context(), "u", 1, q, a.t)
-				if err != nil {
-					t.Errorf("%s: %v", a.label, err)
-					return
-				}
-				order <- a.label
-				r()
-			})
-			synctest.Wait() // queued before the next one joins
-		}
-		holder()
-		wg.Wait()
-		close(order)
-		for l := range order {
-			got = append(got, l)
-		}
-	})
-	return strings.Join(got, " ")
-}
-
-func TestFairQueueGrantSequence(t *testing.T) {
-	fair := config.Queue{Enabled: true, Timeout: 10 * time.Second, MaxLength: 100, Discipline: config.DisciplineFair}
-	fifo := fair
-	fifo.Discipline = config.DisciplineFIFO
-	a := func(label string) arrival { return tenant(label, "a", ClassInteractive, 1) }
-	b := func(label string) arrival { return tenant(label, "b", ClassInteractive, 1) }
-	tests := []struct {
-		name     string
-		q        config.Queue
-		arrivals []arrival
-		want     string
-	}{
-		{"one tenant stays fifo", fair, []arrival{a("a1"), a("a2"), a("a3"), a("a4")}, "a1 a2 a3 a4"},
-		{"a flood does not hold back another key", fair,
-			[]arrival{a("a1"), a("a2"), a("a3"), a("a4"), b("b1"), b("b2")}, "a1 b1 a2 b2 a3 a4"},
-		{"the same mix under fifo", fifo,
-			[]arrival{a("a1"), a("a2"), a("a3"), a("a4"), b("b1"), b("b2")}, "a1 a2 a3 a4 b1 b2"},
-		{"weight 2 gets two turns to one", fair, []arrival{
-			tenant("a1", "a", ClassInteractive, 2), tenant("a2", "a", ClassInteractive, 2),
-			tenant("a3", "a", ClassInteractive, 2), tenant("a4", "a", ClassInteractive, 2),
-			b("b1"), b("b2"), b("b3"), b("b4"),
-		}, "a1 b1 a2 a3 b2 a4 b3 b4"},
-		{"critical, then interactive, then batch", fair, []arrival{
-			tenant("x1", "x", ClassBatch, 1), a("a1"), tenant("c1", "c", ClassCritical, 1), a("a2"),
-		}, "c1 a1 a2 x1"},
-		{"classes do not matter under fifo", fifo, []arrival{
-			tenant("x1", "x", ClassBatch, 1), a("a1"), tenant("c1", "c", ClassCritical, 1),
-		}, "x1 a1 c1"},
-		{"keys of one team are flows of their own", fair, []arrival{
-			{label: "r1", t: Tenant{Team: "research", Key: "r"}}, {label: "r2", t: Tenant{Team: "research", Key: "r"}},
-			{label: "s1", t: Tenant{Team: "research", Key: "s"}},
-		}, "r1 s1 r2"},
-		// The catalog splits one key's weight between a team's keys
-		// (proxy.teamShares): two keys of research at 0.5 each are served
-		// as much as the one key c, not twice as much.
-		{"a team's keys share one tenant's weight", fair, []arrival{
-			{label: "r1", t: Tenant{Team: "research", Key: "r", Weight: 0.5}}, {label: "r2", t: Tenant{Team: "research", Key: "r", Weight: 0.5}},
-			{label: "s1", t: Tenant{Team: "research", Key: "s", Weight: 0.5}}, {label: "s2", t: Tenant{Team: "research", Key: "s", Weight: 0.5}},
-			tenant("c1", "c", ClassInteractive, 1), tenant("c2", "c", ClassInteractive, 1),
-		}, "r1 s1 c1 c2 r2 s2"},
-		{"a batch request waiting half the timeout goes before newer interactive ones", fair, []arrival{
-			tenant("x1", "x", ClassBatch, 1),
-			{label: "a1", t: Tenant{Key: "a"}, after: 5 * time.Second}, a("a2"),
-		}, "x1 a1 a2"},
-		{"a younger batch request waits for interactive ones", fair, []arrival{
-			tenant("x1", "x", ClassBatch, 1),
-			{label: "a1", t: Tenant{Key: "a"}, after: 4 * time.Second}, a("a2"),
-		}, "a1 a2 x1"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := grantSequence(t, tc.q, tc.arrivals); got != tc.want {
-				t.Fatalf("grant sequence = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
 
 func TestBatchShedding(t *testing.T) {
 	q := config.Queue{Enabled: true, Timeout: 10 * time.Second, MaxLength: 4}

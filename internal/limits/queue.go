@@ -17,11 +17,14 @@ type waiter struct {
 	granted    bool          // a slot was handed over; guarded by slot.mu
 	ready      chan struct{} // closed when granted
 
-	q      config.Queue // the queue settings it waits under (its discipline)
-	class  Class
-	start  float64   // its start tag (fairq.go)
-	seq    uint64    // its arrival order
-	joined time.Time // when it queued
+	q         config.Queue // the queue settings it waits under (its discipline)
+	class     Class
+	flow      *FlowTag  // its flow's tags (fairq.go)
+	start     float64   // its start tag as it joined (fairq.go)
+	refund    float64   // what leaving unserved gives back to its flow (Refund)
+	refunded0 float64   // its flow's refunds when it joined (Start)
+	seq       uint64    // its arrival order
+	joined    time.Time // when it queued
 }
 
 // Acquire takes a slot on upstream name, waiting for one when every slot is
@@ -112,6 +115,7 @@ func (s *Slots) wait(ctx context.Context, name string, sl *slot, w *waiter, q co
 	sl.mu.Lock()
 	if !w.granted {
 		sl.removeLocked(w)
+		sl.fair.left(w)
 		sl.dispatchLocked() // the next waiter may fit a limit w did not
 		sl.mu.Unlock()
 		return nil, err
@@ -202,7 +206,7 @@ func (sl *slot) nextLocked() *waiter {
 	var best *waiter
 	var bestScore float64
 	for w := sl.head; w != nil; w = w.next {
-		sc := Score(w.q, w.class, w.start, float64(w.seq), now.Sub(w.joined))
+		sc := Score(w.q, w.class, startOf(w), float64(w.seq), now.Sub(w.joined))
 		if best == nil || sc < bestScore {
 			best, bestScore = w, sc
 		}

@@ -154,16 +154,16 @@ func NewCatalog(in CatalogInput) (*Catalog, error) {
 		c.byName[u.Name] = up
 	}
 	sort.Slice(c.upstreams, func(i, j int) bool { return c.upstreams[i].cfg.Name < c.upstreams[j].cfg.Name })
-	shares := teamShares(in.Keys)
 	for _, k := range in.Keys {
 		hash := k.KeySHA256
 		if hash == "" {
 			hash = config.HashKey(k.Key)
 		}
-		ck := &clientKey{cfg: k, tenant: limits.Tenant{Class: limits.ParseClass(k.Class), Team: k.Team, Key: k.Name, Weight: shares(k)}}
+		ck := &clientKey{cfg: k}
 		if i := slices.IndexFunc(in.Teams, func(t config.Team) bool { return t.Name == k.Team }); k.Team != "" && i >= 0 {
 			ck.team = &in.Teams[i]
 		}
+		ck.tenant = tenantOf(k, ck.team)
 		if len(k.AllowedUpstreams) > 0 {
 			ck.upstreams = map[string]bool{}
 			for _, n := range k.AllowedUpstreams {
@@ -403,24 +403,14 @@ func (c *Catalog) sameRoute(r config.Route) *route {
 	return nil
 }
 
-// teamShares returns each key's weight in the fair queue
-// (docs/routing.md#tenants-classes-and-fair-queueing): a key of no team
-// weighs its weight; the keys of one team in one class share the weight of
-// one key, split by their weights, so that a team is served as one tenant
-// however many keys it floods the queue with.
-func teamShares(keys []config.Key) func(config.Key) float64 {
-	type teamClass struct{ team, class string }
-	sum := map[teamClass]float64{}
-	for _, k := range keys {
-		if k.Team != "" {
-			sum[teamClass{k.Team, k.Class}] += float64(max(k.Weight, 1))
-		}
+// tenantOf returns whom k's requests wait as in upstream queues
+// (docs/routing.md#tenants-classes-and-fair-queueing): its class, and its
+// key and team with their weights; tm is its team, nil for none (a tenant
+// of its own).
+func tenantOf(k config.Key, tm *config.Team) limits.Tenant {
+	t := limits.Tenant{Class: limits.ParseClass(k.Class), Key: k.Name, Weight: float64(max(k.Weight, 1))}
+	if tm != nil {
+		t.Team, t.TeamWeight = tm.Name, float64(max(tm.Weight, 1))
 	}
-	return func(k config.Key) float64 {
-		w := float64(max(k.Weight, 1))
-		if k.Team == "" {
-			return w
-		}
-		return w / sum[teamClass{k.Team, k.Class}]
-	}
+	return t
 }

@@ -4,27 +4,31 @@ import (
 	"testing"
 
 	"switchyard/internal/config"
+	"switchyard/internal/limits"
 )
 
-// TestTeamShares: a key of no team weighs its weight; the keys of one team
-// in one class split the weight of one key by their weights.
-func TestTeamShares(t *testing.T) {
-	key := func(name, team, class string, w int) config.Key {
-		return config.Key{Name: name, Team: team, Class: class, Weight: w}
+// TestTenantOf: a key waits as its class, key and team with their
+// weights (0 counts as 1); a key of no team is a tenant of its own.
+func TestTenantOf(t *testing.T) {
+	research := &config.Team{Name: "research", Weight: 3}
+	tests := []struct {
+		name string
+		k    config.Key
+		tm   *config.Team
+		want limits.Tenant
+	}{
+		{"no team", config.Key{Name: "solo", Class: config.ClassInteractive, Weight: 2}, nil,
+			limits.Tenant{Key: "solo", Weight: 2}},
+		{"a team's batch key", config.Key{Name: "nightly", Team: "research", Class: config.ClassBatch, Weight: 1}, research,
+			limits.Tenant{Class: limits.ClassBatch, Team: "research", Key: "nightly", Weight: 1, TeamWeight: 3}},
+		{"weights 0 count as 1", config.Key{Name: "o1", Team: "ops", Class: config.ClassCritical}, &config.Team{Name: "ops"},
+			limits.Tenant{Class: limits.ClassCritical, Team: "ops", Key: "o1", Weight: 1, TeamWeight: 1}},
 	}
-	keys := []config.Key{
-		key("solo", "", config.ClassInteractive, 3),
-		key("r1", "research", config.ClassInteractive, 1),
-		key("r2", "research", config.ClassInteractive, 3),
-		key("rb", "research", config.ClassBatch, 2),
-		key("o1", "ops", config.ClassInteractive, 0), // 0 counts as 1
-		key("o2", "ops", config.ClassInteractive, 1),
-	}
-	want := map[string]float64{"solo": 3, "r1": 0.25, "r2": 0.75, "rb": 1, "o1": 0.5, "o2": 0.5}
-	shares := teamShares(keys)
-	for _, k := range keys {
-		if got := shares(k); got != want[k.Name] {
-			t.Errorf("%s: weight %v, want %v", k.Name, got, want[k.Name])
-		}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tenantOf(tc.k, tc.tm); got != tc.want {
+				t.Fatalf("tenantOf = %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

@@ -224,8 +224,11 @@ func TestNoisyNeighbour(t *testing.T) {
 		t.Logf("%-10s fair: %5.1f%% served, wait p50/p99 %.0f/%.0f ms; fifo: %5.1f%%, %.0f/%.0f ms", name,
 			100*f.SuccessRate, f.QueueWaitMs.P50, f.QueueWaitMs.P99, 100*o.SuccessRate, o.QueueWaitMs.P50, o.QueueWaitMs.P99)
 	}
-	if s := fair["steady"]; s.SuccessRate < 0.99 || s.QueueWaitMs.P99 > 3000 {
-		t.Errorf("fair queueing: steady key %+v, want ≥ 99%% served with p99 wait ≤ 3 s", s)
+	// The steady key waits at most for the flood's next request in line,
+	// which keeps its share (its timed-out requests are refunded,
+	// docs/routing.md#tenants-classes-and-fair-queueing).
+	if s := fair["steady"]; s.SuccessRate < 0.99 || s.QueueWaitMs.P50 > 500 || s.QueueWaitMs.P99 > 6000 {
+		t.Errorf("fair queueing: steady key %+v, want ≥ 99%% served, p50 wait ≤ 0.5 s, p99 ≤ 6 s", s)
 	}
 	if s := fifo["steady"]; s.SuccessRate > 0.9 || s.QueueWaitMs.P99 < 10000 {
 		t.Errorf("FIFO: steady key %+v, want it to wait behind the flood (< 90%% served, p99 ≥ 10 s)", s)

@@ -2,13 +2,21 @@ package state
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"switchyard/internal/limits"
+)
+
+var (
+	//go:embed lua/leave.lua
+	leaveLua    string
+	leaveScript = redis.NewScript(leaveLua)
 )
 
 // Ticket is an admitted request: Settle ends it.
@@ -68,7 +76,7 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 		}
 		res, err := r.admitOnce(ctx, &t, a, wait, false, &place)
 		if err != nil && ctx.Err() != nil { // the caller left, Redis did not fail
-			r.leaveQueue(t, a.Queue.Timeout)
+			r.leaveQueue(t, a, &place)
 			return t, canceled(ctx)
 		}
 		if !r.result(ctx, OpAdmit, err) || len(res) < 3 {
@@ -92,6 +100,9 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 			}
 			continue // ask again at once, with its score
 		}
+		if len(res) > 3 && place.joined { // a queued request's 'full': its flow's refunds
+			place.refunded = parseFloat(res[3])
+		}
 		ms, _ := res[2].(int64)
 		if reason != "full" || !wait {
 			return t, denial(reason, time.Duration(ms)*time.Millisecond)
@@ -103,13 +114,13 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 		case <-woken:
 		case <-r.clk.After(queuePoll):
 		case <-deadline:
-			r.leaveQueue(t, a.Queue.Timeout)
+			r.leaveQueue(t, a, &place)
 			if ctx.Err() != nil { // gone just as the queue timed out: it is gone
 				return t, canceled(ctx)
 			}
 			return t, denial("queue_timeout", 0)
 		case <-ctx.Done():
-			r.leaveQueue(t, a.Queue.Timeout)
+			r.leaveQueue(t, a, &place)
 			return t, canceled(ctx)
 		}
 	}
@@ -120,49 +131,100 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (Ticket, *Denial) {
 type queuePlace struct {
 	joined        bool
 	at            time.Time // when it joined
-	start, finish float64   // its start tag and its flow's new finish tag
+	start, finish float64   // its start tag as it joined and its flow's new finish tag
 	seen          string    // the flow's finish tag they were computed from
+	// refunded0 and refunded are its flow's refund totals when it joined
+	// and as last heard (limits.Start).
+	refunded0, refunded float64
 }
 
+// startTag returns the start tag p ranks by now (limits.Start).
+func (p *queuePlace) startTag() float64 { return limits.Start(p.start, p.refunded0, p.refunded) }
+
 // join answers admit.lua's join reply {0, 'join', V, F, non-batch
-// waiting, waiting} for a request about to queue: false when the request
-// is shed (limits.Shed), else its place, whose score the next call sends.
+// waiting, waiting, team, R} for a request about to queue: false when the
+// request is shed (limits.Shed), else its place, whose score the next
+// call sends, with its tags from limits.JoinTags.
 func (r *Redis) join(p *queuePlace, a Admission, res []any) bool {
-	if len(res) < 6 {
+	if len(res) < 8 {
 		return false
-	}
-	num := func(v any) float64 {
-		s, _ := v.(string)
-		f, _ := strconv.ParseFloat(s, 64)
-		return f
 	}
 	nonBatch, _ := res[4].(int64)
 	depth, _ := res[5].(int64)
 	if limits.Shed(a.Queue, a.Tenant.Class, int(nonBatch), int(depth)) {
 		return false
 	}
-	p.start, p.finish = limits.StartTag(num(res[2]), num(res[3]), a.Tenant.Weight)
+	var team []*limits.FlowTag
+	if flat, _ := res[6].([]any); a.Tenant.Team != "" {
+		team = teamTags(flat)
+	}
 	p.seen, _ = res[3].(string)
+	p.start, p.finish, _ = limits.JoinTags(a.Tenant, parseFloat(res[2]), parseFloat(res[3]), team)
+	p.refunded0 = parseFloat(res[7])
+	p.refunded = p.refunded0
 	p.at, p.joined = r.clk.Now(), true
 	return true
 }
 
+// teamTags reads a team's flow hash, field by field (f:<key> finish tag,
+// w:<key> weight, r:<key> refunds, which JoinTags does not need).
+func teamTags(flat []any) []*limits.FlowTag {
+	byKey := map[string]*limits.FlowTag{}
+	var out []*limits.FlowTag
+	for i := 0; i+1 < len(flat); i += 2 {
+		field, _ := flat[i].(string)
+		kind, key, ok := strings.Cut(field, ":")
+		if !ok || kind != "f" && kind != "w" {
+			continue
+		}
+		ft := byKey[key]
+		if ft == nil {
+			ft = &limits.FlowTag{Key: key}
+			byKey[key] = ft
+			out = append(out, ft)
+		}
+		if kind == "f" {
+			ft.Finish = parseFloat(flat[i+1])
+		} else {
+			ft.Weight = parseFloat(flat[i+1])
+		}
+	}
+	return out
+}
+
+// flowHash returns the hash (admit.lua's KEYS[10]) that holds a's flow's
+// tags, and the name of its flow in it: a team's hash of its keys in a's
+// class, by key, or the fair hash, by flow.
+func (r *Redis) flowHash(a Admission) (hash, name string) {
+	if a.Tenant.Team == "" {
+		return r.key(a.Upstream, "fair"), a.Tenant.Flow()
+	}
+	return r.key(a.Upstream, "fair:"+a.Tenant.Class.String()+"/"+a.Tenant.Team), a.Tenant.Key
+}
+
 // queueArgs are admit.lua's queue arguments for a request at place p:
-// its score, class and flow fields, finish and start tags and the
-// non-batch bound.
+// its score, class and finish tag fields, its flow's new finish tag and
+// its start tag, the non-batch bound, the flow's finish tag they were
+// computed from, whether the join reply brings the team's tags, the
+// weight field and weight, and the refunds field.
 func (r *Redis) queueArgs(a Admission, p *queuePlace) []any {
 	score := ""
 	if p != nil && p.joined {
 		now := r.clk.Now()
-		score = fmtFloat(limits.Score(a.Queue, a.Tenant.Class, p.start, float64(p.at.UnixMilli()), now.Sub(p.at)))
+		score = fmtFloat(limits.Score(a.Queue, a.Tenant.Class, p.startTag(), float64(p.at.UnixMilli()), now.Sub(p.at)))
 	}
 	var start, finish float64
 	seen := ""
 	if p != nil {
-		start, finish, seen = p.start, p.finish, p.seen
+		start, finish, seen = p.startTag(), p.finish, p.seen
 	}
-	return []any{score, "v:" + a.Tenant.Class.String(), "f:" + a.Tenant.Flow(), fmtFloat(finish), fmtFloat(start),
-		fmtFloat(limits.BatchBand), seen}
+	_, name := r.flowHash(a)
+	team, wfield, weight := "0", "", ""
+	if a.Tenant.Team != "" {
+		team, wfield, weight = "1", "w:"+name, fmtFloat(a.Tenant.Weight)
+	}
+	return []any{score, "v:" + a.Tenant.Class.String(), "f:" + name, fmtFloat(finish), fmtFloat(start),
+		fmtFloat(limits.BatchBand), seen, team, wfield, weight, "r:" + name}
 }
 
 // fmtFloat writes f for a script argument, exactly.
@@ -184,13 +246,14 @@ func (r *Redis) admitOnce(ctx context.Context, t *Ticket, a Admission, wait, pro
 	}
 	rctx, cancel := r.opCtx(ctx)
 	defer cancel()
+	flows, _ := r.flowHash(a)
 	args := append([]any{now, t.id, t.tokens, a.RPM, a.TPM, a.MaxConcurrency, r.lease.Milliseconds(),
 		c.ProbeInterval.Milliseconds(), r.lease.Milliseconds(),
 		qmode, a.Queue.MaxLength, a.Queue.Timeout.Milliseconds(), keepMs, pmode}, r.queueArgs(a, place)...)
 	return admitScript.Run(rctx, r.rdb,
 		[]string{r.key(a.Upstream, "brk"), r.key(a.Upstream, "cd"), r.key(a.Upstream, "rpm"), r.key(a.Upstream, "tpm"),
 			r.key(a.Upstream, "lease"), r.key(a.Upstream, "queue"), r.key(a.Upstream, "win"),
-			r.key(a.Upstream, "fair"), r.key(a.Upstream, "joined")},
+			r.key(a.Upstream, "fair"), r.key(a.Upstream, "joined"), flows},
 		args...).Slice()
 }
 
@@ -207,22 +270,25 @@ func (r *Redis) released(upstream string) {
 	}
 }
 
-// leaveQueue removes a queued request that gave up, after waiting at most
-// timeout; when Redis cannot be told, the next Renew does.
-func (r *Redis) leaveQueue(t Ticket, timeout time.Duration) {
+// leaveQueue removes a queued request that gave up, at place p, and
+// gives its flow back what its joining charged (leave.lua); when Redis
+// cannot be told, the next Renew removes it (without the refund).
+func (r *Redis) leaveQueue(t Ticket, a Admission, p *queuePlace) {
 	if r.up.Load() {
 		ctx, cancel := r.opCtx(context.Background())
 		defer cancel()
-		_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.ZRem(ctx, r.key(t.upstream, "queue"), t.id)
-			p.ZRem(ctx, r.key(t.upstream, "joined"), t.id)
-			return nil
-		})
+		hash, name := r.flowHash(a)
+		refund := ""
+		if p.joined {
+			refund = fmtFloat(limits.Refund(p.start, p.finish))
+		}
+		err := leaveScript.Run(ctx, r.rdb, []string{r.key(t.upstream, "queue"), r.key(t.upstream, "joined"), hash},
+			t.id, "f:"+name, "r:"+name, refund).Err()
 		if r.result(context.Background(), OpAdmit, err) {
 			return
 		}
 	}
-	r.abandonQueue(t, timeout)
+	r.abandonQueue(t, a.Queue.Timeout)
 }
 
 // abandonQueue leaves t's entry in the shared queue, which it joined at

@@ -248,7 +248,10 @@
         const keys = Object.entries(u.queue_by_key || {}).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
         c.queue.append(el('small', { class: 'queue-split', text: classes.map((k) => k + ' ' + u.queue_by_class[k]).join(' · ') }),
           el('small', { class: 'queue-split', text: keys.slice(0, 3).map(([k, n]) => k + ' ' + n).join(' · ') + (keys.length > 3 ? ' · …' : '') }));
-        c.queue.title = 'waiting here, by key:\n' + keys.map(([k, n]) => k + ': ' + n).join('\n');
+        // Each key's share in the fair queue: its team's weight split among the team's waiting keys.
+        const shares = u.queue_share_by_key || {};
+        const share = (k) => (k in shares ? ' (share ' + +shares[k].toFixed(2) + ')' : '');
+        c.queue.title = 'waiting here, by key:\n' + keys.map(([k, n]) => k + ': ' + n + share(k)).join('\n');
       }
       c.rpm.textContent = usedOf(u.rpm_used, u.rpm_limit);
       c.tpm.textContent = usedOf(u.tpm_used, u.tpm_limit);

@@ -7,20 +7,29 @@
 -- admission: the attempt's outcome counts only in that generation.
 --
 -- The queue is a sorted set whose scores the caller computes
--- (limits.Score, in Go: by class, then fair across keys, or fifo): this
--- script only hands a free slot to the lowest scores. A request that would
--- have to wait first gets {0, 'join', V, F, non-batch waiting, waiting}:
--- its class's virtual time and its flow's finish tag from the fair hash
--- and the counts limits.Shed decides on; it asks again with its score,
--- finish tag and start tag to join (or gets the join reply again, when the
--- flow's finish tag moved meanwhile), and with its score (which ages) on
--- every later call. Joining records the flow's finish tag; a slot handed
--- over advances the class's virtual time to the start tag.
+-- (limits.Score, in Go: by class, then fair across teams and keys, or
+-- fifo): this script only hands a free slot to the lowest scores. A
+-- request that would have to wait first gets {0, 'join', V, F, non-batch
+-- waiting, waiting, team, R}: its class's virtual time, its flow's finish
+-- tag and refund total from the fair hashes, the counts limits.Shed
+-- decides on and, for a key of a team, the team's flow hash in its class
+-- (field by field) for limits.JoinTags; it asks again with its score, its
+-- flow's new finish tag and its start tag to join (or gets the join reply
+-- again, when the flow's finish tag moved meanwhile), and with its score
+-- (which ages, and moves with its flow's refunds: limits.Start) on every
+-- later call, whose 'full' reply brings its flow's refund total R. Joining
+-- records the flow's finish tag (and, for a team's key, its weight); a
+-- slot handed over advances the class's virtual time to the start tag.
+-- The tags are Go's: this script stores and returns them, it does not
+-- read them. leave.lua refunds a request that gives up.
 --
 -- KEYS: 1 breaker hash, 2 cooldown, 3 rpm zset, 4 tpm hash, 5 lease zset,
 --       6 queue zset (score: limits.Score), 7 window hash, 8 fair hash
---       (v:<class> → virtual time, f:<flow> → finish tag), 9 joined zset
---       (queue entries by the time they joined, to sweep abandoned ones)
+--       (v:<class> → virtual time; f:<flow> → finish tag and r:<flow> →
+--       refund total of a key of no team), 9 joined zset (queue entries by
+--       the time they joined, to sweep abandoned ones), 10 the flow hash:
+--       the fair hash for a key of no team, else its team's in its class
+--       (f:<key> → finish tag, w:<key> → weight, r:<key> → refund total)
 -- ARGV: 1 now ms, 2 ticket id, 3 tokens, 4 rpm limit, 5 tpm limit,
 --       6 max concurrency, 7 lease ms, 8 probe interval ms, 9 probe lease ms
 --       (how long a claimed probe whose outcome never comes blocks the next;
@@ -29,11 +38,13 @@
 --       13 ttl ms of the breaker and statistics keys, 14 probe only: 1 asks
 --       the breaker alone (the active prober): nothing else is checked or counted,
 --       15 score ('' before joining), 16 class field (v:<class>),
---       17 flow field (f:<flow>), 18 finish tag, 19 start tag,
---       20 non-batch bound (scores below it are not batch), 21 the flow's
---       finish tag the tags were computed from
--- Returns {1, probe, in_flight, generation}, {0, reason, wait ms} or the
--- join reply above; reason is one of breaker, cooldown, rpm, tpm, full,
+--       17 finish tag field (in KEYS[10]), 18 the flow's new finish tag,
+--       19 start tag, 20 non-batch bound (scores below it are not batch),
+--       21 the flow's finish tag the tags were computed from, 22 team: 1
+--       returns the flow hash in the join reply, 23 weight field ('': none),
+--       24 weight, 25 refund total field
+-- Returns {1, probe, in_flight, generation}, {0, reason, wait ms[, R]} or
+-- the join reply above; reason is one of breaker, cooldown, rpm, tpm, full,
 -- queue_full.
 local now = tonumber(ARGV[1])
 local id = ARGV[2]
@@ -125,29 +136,35 @@ if maxc > 0 then
     if free <= 0 or waiting > 0 then
       if not queued then return {0, 'full', 0} end
       if waiting >= qmax then return {0, 'queue_full', 0} end
-      local f = redis.call('HMGET', KEYS[8], vfield, ffield)
+      local v = redis.call('HGET', KEYS[8], vfield) or '0'
+      local f = redis.call('HGET', KEYS[10], ffield) or ''
       -- Before joining, and whenever another request of the flow joined
-      -- since the caller read its finish tag (ARGV 21), the caller
-      -- computes its tags afresh.
-      if score == '' or (tonumber(f[2]) or 0) ~= (tonumber(ARGV[21]) or 0) then
-        return {0, 'join', f[1] or '0', f[2] or '0',
-          redis.call('ZCOUNT', KEYS[6], '-inf', '(' .. ARGV[20]), waiting}
+      -- since the caller read its tag (ARGV 21), the caller computes its
+      -- tags afresh.
+      if score == '' or f ~= ARGV[21] then
+        local team = {}
+        if ARGV[22] == '1' then team = redis.call('HGETALL', KEYS[10]) end
+        return {0, 'join', v, f,
+          redis.call('ZCOUNT', KEYS[6], '-inf', '(' .. ARGV[20]), waiting, team,
+          redis.call('HGET', KEYS[10], ARGV[25]) or '0'}
       end
       redis.call('ZADD', KEYS[6], score, id)
       redis.call('ZADD', KEYS[9], now, id)
       redis.call('PEXPIRE', KEYS[6], qtimeout + lease * 2)
       redis.call('PEXPIRE', KEYS[9], qtimeout + lease * 2)
-      redis.call('HSET', KEYS[8], ffield, ARGV[18])
-      redis.call('PEXPIRE', KEYS[8], keep)
+      redis.call('HSET', KEYS[10], ffield, ARGV[18])
+      if ARGV[23] ~= '' then redis.call('HSET', KEYS[10], ARGV[23], ARGV[24]) end
+      redis.call('PEXPIRE', KEYS[10], keep)
       return {0, 'full', 0}
     end
   elseif rank >= free then
-    return {0, 'full', 0}
+    return {0, 'full', 0, redis.call('HGET', KEYS[10], ARGV[25]) or '0'}
   else
     redis.call('ZREM', KEYS[6], id)
     redis.call('ZREM', KEYS[9], id)
     if tonumber(ARGV[19]) > (tonumber(redis.call('HGET', KEYS[8], vfield)) or 0) then
       redis.call('HSET', KEYS[8], vfield, ARGV[19])
+      redis.call('PEXPIRE', KEYS[8], keep)
     end
   end
   redis.call('ZADD', KEYS[5], now + lease, id)
