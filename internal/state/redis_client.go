@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/redis/go-redis/v9"
@@ -74,4 +75,18 @@ func redisTLS(t config.RedisTLS) (*tls.Config, error) {
 		return nil, fmt.Errorf("state.redis.tls.ca_file: %s holds no PEM certificate", t.CAFile)
 	}
 	return c, nil
+}
+
+// LogRedisClient sends go-redis's own log lines — a Sentinel naming a new
+// primary, a cluster reloading its slots after a failover — to l at info
+// level, so that they are formatted like every other line. go-redis's
+// logger is process-wide: serve calls this once. The lines name addresses
+// and the Sentinel master name, never a password.
+func LogRedisClient(l *slog.Logger) { redis.SetLogger(redisLog{l}) }
+
+// redisLog is go-redis's Logging on a slog.Logger.
+type redisLog struct{ l *slog.Logger }
+
+func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
+	r.l.InfoContext(ctx, "redis client", "detail", fmt.Sprintf(format, v...))
 }
