@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -144,21 +145,30 @@ func (r *reachability) redact(err error) string {
 	return s
 }
 
-// sentinelPrimary asks the sentinels at addrs, in turn, for the address of
-// the primary named master, with uo's timeouts and TLS.
+// sentinelPrimary asks every sentinel at addrs for the primary named
+// master, with uo's timeouts and TLS, and returns the address of the
+// highest configuration epoch: a sentinel that has not yet heard of a
+// failover names the old primary under an older epoch.
 func sentinelPrimary(ctx context.Context, addrs []string, master string, uo *redis.UniversalOptions) (string, error) {
 	err := errors.New("no sentinel")
+	best, bestEpoch := "", int64(-1)
 	for _, a := range addrs {
 		sc := redis.NewSentinelClient(&redis.Options{Addr: a, DialTimeout: uo.DialTimeout, ReadTimeout: uo.ReadTimeout,
 			WriteTimeout: uo.WriteTimeout, MaxRetries: -1, ContextTimeoutEnabled: true, TLSConfig: uo.TLSConfig})
-		var hp []string
-		hp, err = sc.GetMasterAddrByName(ctx, master).Result()
+		var m map[string]string
+		m, err = sc.Master(ctx, master).Result()
 		_ = sc.Close()
-		if err == nil && len(hp) == 2 {
-			return net.JoinHostPort(hp[0], hp[1]), nil
+		if err != nil || m["ip"] == "" {
+			continue
+		}
+		if epoch, _ := strconv.ParseInt(m["config-epoch"], 10, 64); epoch > bestEpoch {
+			best, bestEpoch = net.JoinHostPort(m["ip"], m["port"]), epoch
 		}
 	}
-	return "", err
+	if best == "" {
+		return "", err
+	}
+	return best, nil
 }
 
 // redisReason classifies a failed call's error in a few words without an
