@@ -133,8 +133,8 @@ type soUpstream struct {
 type soConfig struct {
 	redisURL, prefix string
 	// target, when set, is the Redis deployment instead of redisURL.
-	target *redisTarget
-	upstreams        []soUpstream
+	target    *redisTarget
+	upstreams []soUpstream
 	// top is YAML appended at the top level (circuit, affinity, defaults, routes).
 	top string
 	// keys is YAML appended to the keys list, after the e2e key ("  - name: …\n").
