@@ -159,11 +159,7 @@ func (r *Redis) Sync(onSpend func(scope, name string, dayUSD, monthUSD float64))
 	if !wasUp {
 		r.Renew()
 	}
-	if r.reach.lookup != nil {
-		lctx, cancel := r.opCtx(context.Background())
-		r.reach.notePrimary(lctx, r.opts.Logger)
-		cancel()
-	}
+	defer r.notePrimary()
 	view := make(map[string]View, len(w.Upstreams))
 	sec := nowMs / 1000
 	for i, u := range w.Upstreams {
@@ -180,6 +176,17 @@ func (r *Redis) Sync(onSpend func(scope, name string, dayUSD, monthUSD float64))
 			onSpend(s.scope, s.name, parseFloat(day), parseFloat(month))
 		}
 	}
+}
+
+// notePrimary has Sentinel name the primary, at start and after an outage
+// (reachability.notePrimary), once the view is stored.
+func (r *Redis) notePrimary() {
+	if r.reach.lookup == nil {
+		return
+	}
+	ctx, cancel := r.opCtx(context.Background())
+	defer cancel()
+	r.reach.notePrimary(ctx, r.opts.Logger)
 }
 
 // view decodes one upstream's reads.
