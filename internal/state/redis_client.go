@@ -48,8 +48,8 @@ func redisClient(cfg config.State) (redis.UniversalClient, *reachability, error)
 	}
 	switch rc.Mode {
 	case config.RedisSentinel:
-		primary := func(ctx context.Context) (string, error) {
-			return sentinelPrimary(ctx, rc.Addrs, rc.MasterName, uo)
+		primary := func(ctx context.Context) ([]string, error) {
+			return sentinelPrimaries(ctx, rc.Addrs, rc.MasterName, uo)
 		}
 		return redis.NewFailoverClient(uo.Failover()), newReachability(rc.Mode, rc.Password, primary), nil
 	case config.RedisCluster:

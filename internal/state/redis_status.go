@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -47,7 +46,7 @@ type Outage struct {
 type reachability struct {
 	mode   string
 	secret string                                // the password, cut out of logged errors
-	lookup func(context.Context) (string, error) // Sentinel's current primary; nil unless mode sentinel
+	lookup func(context.Context) ([]string, error) // the sentinels' answers: where the primary is; nil unless mode sentinel
 
 	mu          sync.Mutex // guards the fields below
 	shared      bool
@@ -60,7 +59,7 @@ type reachability struct {
 
 // newReachability starts shared (optimistic: the first call tells).
 // lookup, for mode sentinel, asks the sentinels for the primary.
-func newReachability(mode, secret string, lookup func(context.Context) (string, error)) *reachability {
+func newReachability(mode, secret string, lookup func(context.Context) ([]string, error)) *reachability {
 	return &reachability{mode: mode, secret: secret, shared: true, lookup: lookup, needPrimary: lookup != nil}
 }
 
@@ -101,9 +100,10 @@ func (r *reachability) status() Status {
 	return s
 }
 
-// notePrimary asks Sentinel for the primary when it has not since the
-// start or the last outage, and logs it: a primary other than before is a
-// failover. One round trip to a sentinel, in the sync loop.
+// notePrimary asks the sentinels for the primary when it has not since the
+// start or the last outage, and logs it: a primary other than before, named
+// by any sentinel, is a failover. One round trip to each sentinel, in the
+// sync loop.
 func (r *reachability) notePrimary(ctx context.Context, log *slog.Logger) {
 	r.mu.Lock()
 	need := r.needPrimary
@@ -111,14 +111,20 @@ func (r *reachability) notePrimary(ctx context.Context, log *slog.Logger) {
 	if !need {
 		return
 	}
-	addr, err := r.lookup(ctx)
+	answers, err := r.lookup(ctx)
 	if err != nil {
 		return // asked again on the next sync
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.needPrimary = false
-	before := r.primary
+	before, addr := r.primary, answers[0]
+	for _, a := range answers { // a sentinel naming another primary than before has failed over
+		if a != before {
+			addr = a
+			break
+		}
+	}
 	r.primary = addr
 	switch {
 	case before == "":
@@ -145,30 +151,28 @@ func (r *reachability) redact(err error) string {
 	return s
 }
 
-// sentinelPrimary asks every sentinel at addrs for the primary named
-// master, with uo's timeouts and TLS, and returns the address of the
-// highest configuration epoch: a sentinel that has not yet heard of a
-// failover names the old primary under an older epoch.
-func sentinelPrimary(ctx context.Context, addrs []string, master string, uo *redis.UniversalOptions) (string, error) {
+// sentinelPrimaries asks every sentinel at addrs where the primary named
+// master is (as go-redis does before it connects), with uo's timeouts and
+// TLS, and returns their answers, in order. During and just after a
+// failover they may differ: the sentinel that ran it names the promoted
+// replica before the others hear of it.
+func sentinelPrimaries(ctx context.Context, addrs []string, master string, uo *redis.UniversalOptions) ([]string, error) {
+	var out []string
 	err := errors.New("no sentinel")
-	best, bestEpoch := "", int64(-1)
 	for _, a := range addrs {
 		sc := redis.NewSentinelClient(&redis.Options{Addr: a, DialTimeout: uo.DialTimeout, ReadTimeout: uo.ReadTimeout,
 			WriteTimeout: uo.WriteTimeout, MaxRetries: -1, ContextTimeoutEnabled: true, TLSConfig: uo.TLSConfig})
-		var m map[string]string
-		m, err = sc.Master(ctx, master).Result()
+		var hp []string
+		hp, err = sc.GetMasterAddrByName(ctx, master).Result()
 		_ = sc.Close()
-		if err != nil || m["ip"] == "" {
-			continue
-		}
-		if epoch, _ := strconv.ParseInt(m["config-epoch"], 10, 64); epoch > bestEpoch {
-			best, bestEpoch = net.JoinHostPort(m["ip"], m["port"]), epoch
+		if err == nil && len(hp) == 2 {
+			out = append(out, net.JoinHostPort(hp[0], hp[1]))
 		}
 	}
-	if best == "" {
-		return "", err
+	if len(out) == 0 {
+		return nil, err
 	}
-	return best, nil
+	return out, nil
 }
 
 // redisReason classifies a failed call's error in a few words without an
