@@ -45,7 +45,7 @@ type Outage struct {
 // reachability; Redis.up is the flag the calls read.
 type reachability struct {
 	mode   string
-	secret string                                // the password, cut out of logged errors
+	secret string                                  // the password, cut out of logged errors
 	lookup func(context.Context) ([]string, error) // the sentinels' answers: where the primary is; nil unless mode sentinel
 
 	mu          sync.Mutex // guards the fields below
