@@ -48,6 +48,9 @@ func newCheckConfigCmd() *cobra.Command {
 				fmt.Fprintln(out, "warning:", w)
 			}
 			printCredentialSources(out, cfg)
+			if cfg.State.Driver == "redis" {
+				fmt.Fprintln(out, cfg.State.Describe())
+			}
 			fmt.Fprintf(out, "%s: ok (%s, %s, %s)\n", args[0], count(len(cfg.Upstreams), "upstream"),
 				count(len(cfg.Keys), "key"), count(len(cfg.Routes), "route"))
 			return nil

@@ -65,6 +65,16 @@ func TestCheckConfigMessages(t *testing.T) {
 		{"plurals", "keys:\n  - {name: k, key: sk-1}\n  - {name: k2, key: sk-2}\n" + oneUpstream +
 			"  - {name: u2, provider: openai-compatible, base_url: http://127.0.0.1:9001/v1, models: [gpt-4o]}\n",
 			[]string{"FILE: ok (2 upstreams, 2 keys, 0 routes)"}, ""},
+		{"redis sentinel", "state:\n  driver: redis\n  redis:\n    mode: sentinel\n    master_name: mymaster\n    addrs: [s1:26379, s2:26379]\n" +
+			"    username: gw\n    password: pw-SECRET-1\n    tls: {enabled: true}\n" + oneUpstream,
+			[]string{`state: redis sentinel: the primary "mymaster" named by 2 sentinel(s) (s1:26379, s2:26379), database 0, user gw, with a password, TLS, prefix switchyard:`,
+				"FILE: ok (1 upstream, 0 keys, 0 routes)"}, ""},
+		{"redis cluster", "state:\n  driver: redis\n  redis_prefix: 'gw:'\n  redis: {mode: cluster, addrs: ['n1:7000', 'n2:7000', 'n3:7000']}\n" + oneUpstream,
+			[]string{"state: redis cluster: 3 seed node(s) (n1:7000, n2:7000, n3:7000), prefix gw:",
+				"FILE: ok (1 upstream, 0 keys, 0 routes)"}, ""},
+		{"redis url", "state:\n  driver: redis\n  redis_url: rediss://gw:pw-SECRET-2@cache:6380/2\n" + oneUpstream,
+			[]string{"state: redis single server cache:6380, database 2 (state.redis_url), TLS, user gw, prefix switchyard:",
+				"FILE: ok (1 upstream, 0 keys, 0 routes)"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
 	"switchyard/internal/gateway"
+	"switchyard/internal/state"
 	"switchyard/internal/tracing"
 )
 
@@ -92,6 +93,7 @@ func serve(ctx context.Context, cmd *cobra.Command, cfgPath string, demo bool, a
 		cfg.Listen = listen
 	}
 	logger := newLogger(cmd.ErrOrStderr(), cfg.Log.Level, cfg.Log.Format)
+	state.LogRedisClient(logger) // go-redis's own lines (a Sentinel naming a new primary) as ours
 	for _, w := range cfg.Warnings {
 		logger.Warn("config", "warning", w.Error())
 	}

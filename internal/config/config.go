@@ -109,9 +109,14 @@ type Store struct {
 type State struct {
 	// Driver is memory (default) or redis.
 	Driver string `yaml:"driver" json:"driver"`
-	// RedisURL is the redis:// or rediss:// URL (redis://host:6379/0),
-	// required when Driver is redis and ignored otherwise.
+	// RedisURL is the redis:// or rediss:// URL (redis://host:6379/0) of
+	// one server. When Driver is redis, exactly one of RedisURL and
+	// Redis.Addrs is required; both are ignored otherwise.
 	RedisURL string `yaml:"redis_url" json:"-"`
+	// Redis connects to a server, a Sentinel-managed primary or a Redis
+	// Cluster (docs/scale-out.md#redis-sentinel-and-redis-cluster); the
+	// alternative to RedisURL.
+	Redis RedisConn `yaml:"redis" json:"redis"`
 	// RedisPrefix prefixes every key. Default "switchyard:".
 	RedisPrefix string `yaml:"redis_prefix" json:"redis_prefix"`
 	// LeaseTTL is how long an in-flight lease outlives its last renewal:
@@ -126,6 +131,52 @@ type State struct {
 	// RedisTimeout bounds each Redis operation; one that takes longer is
 	// served from local state instead. Default 250ms, > 0.
 	RedisTimeout time.Duration `yaml:"redis_timeout" json:"redis_timeout"`
+}
+
+// Redis modes (state.redis.mode).
+const (
+	RedisSingle   = "single"
+	RedisSentinel = "sentinel"
+	RedisCluster  = "cluster"
+)
+
+// RedisConn is state.redis: how to reach the Redis that holds the shared
+// state, through go-redis's universal client.
+type RedisConn struct {
+	// Mode is single (default: one server), sentinel (the primary that
+	// Sentinel names MasterName; Addrs are the sentinels) or cluster (a
+	// Redis Cluster; Addrs are seed nodes).
+	Mode string `yaml:"mode" json:"mode"`
+	// Addrs are host:port addresses: the server (single, exactly one), the
+	// sentinels (sentinel) or some cluster nodes (cluster). At least one.
+	Addrs []string `yaml:"addrs" json:"addrs"`
+	// MasterName is the primary's name in the sentinels' configuration;
+	// required for sentinel, not allowed otherwise.
+	MasterName string `yaml:"master_name" json:"master_name"`
+	// Username is the ACL user; "" authenticates as the default user.
+	Username string `yaml:"username" json:"username"`
+	// Password is the ACL user's (or requirepass) password, for the data
+	// nodes; "" for none. A secret: never logged or shown.
+	Password string `yaml:"password" json:"-"`
+	// DB is the database number, ≥ 0; must be 0 in cluster mode. Default 0.
+	DB int `yaml:"db" json:"db"`
+	// TLS encrypts the connections to the data nodes and the sentinels.
+	TLS RedisTLS `yaml:"tls" json:"tls"`
+}
+
+// On reports whether the block is used (any address given).
+func (r RedisConn) On() bool { return len(r.Addrs) > 0 }
+
+// RedisTLS is state.redis.tls.
+type RedisTLS struct {
+	// Enabled turns TLS on. Default false.
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// CAFile is a PEM file of the certificate authorities to trust instead
+	// of the system's; "" uses the system's.
+	CAFile string `yaml:"ca_file" json:"ca_file"`
+	// InsecureSkipVerify accepts any server certificate (tests only).
+	// Default false.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify" json:"insecure_skip_verify"`
 }
 
 // Log configures logging.

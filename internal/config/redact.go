@@ -9,9 +9,9 @@ import (
 // secretField matches a YAML key whose value is a secret, in block
 // (`api_key: sk-…`) or flow (`{token: …}`) style, and captures the rest of
 // the line after the colon: upstream api_key, a client key's key, the admin
-// and metrics tokens, and the store DSN and Redis URL (which may hold a
-// password).
-var secretField = regexp.MustCompile(`(?i)(?:^|[\s{,-])"?(api_key|key|token|dsn|redis_url)"?\s*:[ \t]*(.*)$`)
+// and metrics tokens, the store DSN and Redis URL (which may hold a
+// password), and state.redis.password.
+var secretField = regexp.MustCompile(`(?i)(?:^|[\s{,-])"?(api_key|key|token|dsn|redis_url|password)"?\s*:[ \t]*(.*)$`)
 
 // redactSource replaces in msg, a YAML parser's error with its excerpt of
 // the source, every value that data gives to a secret field (see

@@ -23,6 +23,9 @@ func TestSecurityYAMLErrorsRedactSecrets(t *testing.T) {
 			"admin: {token: adm-SECRET-3}\nmetrics:\n  token: 'met-SECRET-4' # scrape\nstore:\n  dsn: postgres://u:pw-SECRET-5@db/x\n" +
 				"state:\n  redis_url: redis://:pw-SECRET-6@r:6379/0\nkeys:\n  - key: sk-client-SECRET-7\n    name: [\n",
 			[]string{"adm-SECRET-3", "met-SECRET-4", "pw-SECRET-5", "pw-SECRET-6", "sk-client-SECRET-7"}, "name: ["},
+		{"redis password",
+			"state:\n  redis:\n    mode: sentinel\n    password: \"pw-SECRET-8\"\n    addrs: [s1:26379\n",
+			[]string{"pw-SECRET-8"}, "mode: sentinel"},
 		{"an env reference is not a secret",
 			"upstreams:\n  - api_key: ${OPENAI_KEY}\n    models: [x\n",
 			nil, "${OPENAI_KEY}"},

@@ -39,10 +39,8 @@ func (c *Config) validateServer(v *validator) {
 	}
 
 	v.oneOf("state.driver", c.State.Driver, stateDrivers)
-	if c.State.Driver == "redis" && v.required("state.redis_url", c.State.RedisURL) {
-		if msg := checkRedisURL(c.State.RedisURL); msg != "" {
-			v.add("state.redis_url", "%s", msg)
-		}
+	if c.State.Driver == "redis" {
+		c.State.validateRedis(v)
 	}
 	if strings.ContainsFunc(c.State.RedisPrefix, unicode.IsSpace) {
 		v.add("state.redis_prefix", "must not contain whitespace, got %q", c.State.RedisPrefix)

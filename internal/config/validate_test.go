@@ -148,7 +148,51 @@ func TestValidateRules(t *testing.T) {
 		// state
 		{"state driver unknown", func(c *Config) { c.State.Driver = "etcd" },
 			FieldError{"state.driver", `must be one of memory, redis; got "etcd"`}},
-		{"redis url required", func(c *Config) { c.State.Driver = "redis" }, FieldError{"state.redis_url", "required"}},
+		{"redis url required", func(c *Config) { c.State.Driver = "redis" },
+			FieldError{"state.redis_url", "required: a redis:// URL, or state.redis with addrs (and mode: sentinel or cluster)"}},
+		{"redis url and block", func(c *Config) {
+			c.State.Driver, c.State.RedisURL, c.State.Redis.Addrs = "redis", "redis://127.0.0.1:6379/0", []string{"127.0.0.1:6379"}
+		}, FieldError{"state.redis", "set either state.redis_url (one server) or state.redis, not both; for one server move the URL's host:port into state.redis.addrs"}},
+		{"redis block without addrs", func(c *Config) { c.State.Driver, c.State.Redis.Mode = "redis", "cluster" },
+			FieldError{"state.redis.addrs", "required: host:port addresses of some cluster nodes, e.g. [10.0.0.1:6379, 10.0.0.2:6379]"}},
+		{"redis mode unknown", func(c *Config) {
+			c.State.Driver, c.State.Redis = "redis", RedisConn{Mode: "clustr", Addrs: []string{"a:1"}}
+		}, FieldError{"state.redis.mode", `must be one of single, sentinel, cluster; got "clustr"; did you mean cluster?`}},
+		{"redis single with two addrs", func(c *Config) {
+			c.State.Driver, c.State.Redis.Addrs = "redis", []string{"a:6379", "b:6379"}
+		}, FieldError{"state.redis.addrs", "mode single takes one address, got 2; for several nodes set mode: cluster, or mode: sentinel with master_name"}},
+		{"redis addr without port", func(c *Config) {
+			c.State.Driver, c.State.Redis = "redis", RedisConn{Mode: "cluster", Addrs: []string{"a:7000", "b"}}
+		}, FieldError{"state.redis.addrs[1]", `must be host:port such as 127.0.0.1:6379, got "b"`}},
+		{"redis addr port zero", func(c *Config) { c.State.Driver, c.State.Redis.Addrs = "redis", []string{"cache:0"} },
+			FieldError{"state.redis.addrs[0]", `port must be a number 1–65535, got "0"`}},
+		{"redis sentinel without master name", func(c *Config) {
+			c.State.Driver, c.State.Redis = "redis", RedisConn{Mode: "sentinel", Addrs: []string{"s1:26379", "s2:26379"}}
+		}, FieldError{"state.redis.master_name", "required in mode sentinel: the name the sentinels monitor (sentinel monitor <name> host port quorum)"}},
+		{"redis master name without sentinel", func(c *Config) {
+			c.State.Driver, c.State.Redis = "redis", RedisConn{Addrs: []string{"s1:26379"}, MasterName: "mymaster"}
+		}, FieldError{"state.redis.master_name", "is only for mode: sentinel, got mode single; did you mean mode: sentinel?"}},
+		{"redis cluster with a database", func(c *Config) {
+			c.State.Driver, c.State.Redis = "redis", RedisConn{Mode: "cluster", Addrs: []string{"n1:7000"}, DB: 2}
+		}, FieldError{"state.redis.db", "must be 0 in mode cluster (Redis Cluster has database 0 only), got 2; remove it, or use a separate state.redis_prefix to share a cluster"}},
+		{"redis negative database", func(c *Config) {
+			c.State.Driver, c.State.Redis = "redis", RedisConn{Addrs: []string{"n1:6379"}, DB: -1}
+		}, FieldError{"state.redis.db", "must be ≥ 0, got -1"}},
+		{"redis password whitespace", func(c *Config) {
+			c.State.Driver, c.State.Redis = "redis", RedisConn{Addrs: []string{"n1:6379"}, Password: "s3cret\n"}
+		}, FieldError{"state.redis.password", "must not contain whitespace (check for a trailing newline)"}},
+		{"redis tls options without tls", func(c *Config) {
+			c.State.Driver, c.State.Redis = "redis", RedisConn{Addrs: []string{"n1:6379"}, TLS: RedisTLS{CAFile: "/etc/ca.pem"}}
+		}, FieldError{"state.redis.tls.enabled", "is false, but ca_file or insecure_skip_verify is set; set enabled: true to use TLS"}},
+		{"redis sentinel accepted", func(c *Config) {
+			c.State.Driver, c.State.Redis = "redis", RedisConn{Mode: "sentinel", Addrs: []string{"s1:26379", "[::1]:26380"}, MasterName: "mymaster",
+				Username: "switchyard", Password: "pw", DB: 3, TLS: RedisTLS{Enabled: true, CAFile: "/etc/ca.pem"}}
+		}, ok},
+		{"redis cluster accepted", func(c *Config) {
+			c.State.Driver, c.State.Redis = "redis", RedisConn{Mode: "cluster", Addrs: []string{"n1:7000", "n2:7000", "n3:7000"}}
+		}, ok},
+		{"redis single accepted", func(c *Config) { c.State.Driver, c.State.Redis.Addrs = "redis", []string{"cache:6379"} }, ok},
+		{"redis block ignored for memory", func(c *Config) { c.State.Redis.Mode = "bogus" }, ok},
 		{"redis url wrong scheme", func(c *Config) { c.State.Driver, c.State.RedisURL = "redis", "http://127.0.0.1:6379" },
 			FieldError{"state.redis_url", "must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0"}},
 		{"redis url without host", func(c *Config) { c.State.Driver, c.State.RedisURL = "redis", "redis:///0" },

@@ -335,7 +335,12 @@ func TestPrefixAffinityShared(t *testing.T) {
 	}
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
-	key := keyPrefix + "aff:b:e2e\x1f*\x1f" + id
+	// The binding's key: the session's hash tag, then key, route and session.
+	keys, err := rdb.Keys(context.Background(), keyPrefix+"aff:b:{*}e2e\x1f\\*\x1f"+id).Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("the binding's keys = %q, %v; want one", keys, err)
+	}
+	key := keys[0]
 	if d, err := rdb.PTTL(context.Background(), key).Result(); err != nil || d <= ttl-time.Minute || d > ttl {
 		t.Fatalf("PTTL %q = %v, %v; want about %v (affinity.prefix.ttl)", key, d, err, ttl)
 	}

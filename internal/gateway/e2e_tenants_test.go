@@ -159,13 +159,15 @@ func (res floodResult) check(t *testing.T, ok func(time.Duration) bool, want str
 // TestFairQueueScaleOut: the fairness scenario of TestFairQueueAcrossKeys
 // through two gateway processes sharing one Redis, each request sent to
 // them in turn: the queue, its scores and the keys' virtual times are
-// shared, so the second key is still served within 1.3 s.
-func TestFairQueueScaleOut(t *testing.T) {
-	redisURL, prefix := sharedRedis(t)
+// shared, so the second key is still served within 1.3 s. It runs on each
+// Redis deployment (forEachRedisMode).
+func TestFairQueueScaleOut(t *testing.T) { forEachRedisMode(t, fairQueueScaleOut) }
+
+func fairQueueScaleOut(t *testing.T, target redisTarget, prefix string) {
 	bin := scaleOutBinary(t)
 	_, url := startMock(t, "slow", mock.Behavior{CompletionTokens: 2, Latency: 300 * time.Millisecond})
 	procs := startFleet(t, bin, 2, soConfig{
-		redisURL: redisURL, prefix: prefix,
+		target: &target, prefix: prefix,
 		keys: "  - {name: flood, key: sk-flood}\n  - {name: other, key: sk-other}\n",
 		upstreams: []soUpstream{{name: "slow", url: url, models: []string{"gpt-4o"},
 			extra: "    max_concurrency: 2\n    queue: {enabled: true, timeout: 10s, max_length: 32}\n"}},

@@ -390,7 +390,7 @@ func (g *Gateway) Handler() http.Handler {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": "store unreachable"})
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		writeJSON(w, http.StatusOK, g.readiness())
 	})
 	mux.Handle("GET /metrics", g.metrics.Handler(g.cfg.Metrics.Token))
 	mux.Handle("GET /favicon.ico", admin.Favicon()) // a browser at the gateway's address asks for it

@@ -67,3 +67,19 @@ func (g *Gateway) watchShared(ups []config.Upstream, keys []config.Key, teams []
 	}
 	g.shared.SetWatch(w)
 }
+
+// readiness is /readyz's body when the instance is ready: with
+// state.driver: redis, also whether the routing state is shared or, while
+// Redis does not answer (a Sentinel failover, a cluster node restarting),
+// routed on this instance's local state, and the last outage. An instance
+// on local state is still ready: it serves under its own limits
+// (docs/scale-out.md#what-the-log-and-readyz-say).
+func (g *Gateway) readiness() any {
+	if g.shared == nil {
+		return map[string]string{"status": "ready"}
+	}
+	return struct {
+		Status string       `json:"status"`
+		State  state.Status `json:"state"`
+	}{"ready", g.shared.Status()}
+}

@@ -86,7 +86,8 @@ type RedisOptions struct {
 type Redis struct {
 	opts     RedisOptions
 	clk      clock.Clock
-	rdb      *redis.Client
+	rdb      redis.UniversalClient // a server, Sentinel's primary or a Redis Cluster (redisClient)
+	reach    *reachability         // what /readyz and the log say about Redis's reachability
 	prefix   string
 	instance string
 	timeout  time.Duration
@@ -106,18 +107,16 @@ type Redis struct {
 	wake sync.Map            // upstream → chan struct{}: closed when a lease here is released
 }
 
-// NewRedis connects to cfg.RedisURL. It does not fail when Redis is down
-// (the instance starts on local state and switches when Redis answers), only
-// when the URL is invalid. Call Run to keep the view and the leases fresh,
-// and Close at the end.
+// NewRedis connects to cfg.RedisURL or cfg.Redis (a server, a
+// Sentinel-managed primary or a Redis Cluster). It does not fail when Redis
+// is down (the instance starts on local state and switches when Redis
+// answers), only when the URL is invalid or the CA file unreadable. Call
+// Run to keep the view and the leases fresh, and Close at the end.
 func NewRedis(cfg config.State, circuit config.Circuit, opts RedisOptions) (*Redis, error) {
-	ro, err := redis.ParseURL(cfg.RedisURL)
+	rdb, reach, err := redisClient(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("state.redis_url: %w", err)
+		return nil, err
 	}
-	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = cfg.RedisTimeout, cfg.RedisTimeout, cfg.RedisTimeout
-	ro.MaxRetries = -1 // a failed call falls back at once; the sync loop retries
-	ro.ContextTimeoutEnabled = true
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
@@ -126,7 +125,8 @@ func NewRedis(cfg config.State, circuit config.Circuit, opts RedisOptions) (*Red
 	}
 	host, _ := os.Hostname()
 	r := &Redis{
-		opts: opts, clk: opts.Clock, rdb: redis.NewClient(ro), prefix: cfg.RedisPrefix,
+		opts: opts, clk: opts.Clock, rdb: rdb, prefix: cfg.RedisPrefix,
+		reach:    reach,
 		instance: fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff),
 		timeout:  cfg.RedisTimeout, lease: cfg.LeaseTTL, sync: cfg.SyncInterval,
 		held: map[string]string{}, left: map[entry]time.Time{},
@@ -173,6 +173,21 @@ func (r *Redis) result(ctx context.Context, op string, err error) bool {
 	return false
 }
 
+// pipeErr returns the first error of a pipeline's commands other than a
+// missing key (redis.Nil), which is an answer: Exec's own error may be a
+// redis.Nil that hides a failure of a later command.
+func pipeErr(cmds []redis.Cmder, err error) error {
+	for _, c := range cmds {
+		if e := c.Err(); e != nil && !errors.Is(e, redis.Nil) {
+			return e
+		}
+	}
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	return err
+}
+
 // fallback counts one operation served from local state.
 func (r *Redis) fallback(op string) {
 	if r.opts.OnFallback != nil {
@@ -180,19 +195,20 @@ func (r *Redis) fallback(op string) {
 	}
 }
 
+// setUp notes whether Redis answered; a change is logged (why Redis
+// failed, how long the outage lasted) and kept for Status.
 func (r *Redis) setUp(up bool, err error) {
 	if r.up.Swap(up) == up {
 		return
 	}
-	if up {
-		r.opts.Logger.Info("redis reachable again: routing state is shared", "prefix", r.prefix)
-	} else {
-		r.opts.Logger.Warn("redis unreachable: routing on this instance's local state", "err", err)
-	}
+	r.reach.change(r.opts.Logger, up, err, r.clk.Now(), r.prefix)
 	if r.opts.OnUp != nil {
 		r.opts.OnUp(up)
 	}
 }
+
+// Status is Redis's reachability as /readyz shows it.
+func (r *Redis) Status() Status { return r.reach.status() }
 
 // key returns the key of one upstream's piece of state. The upstream name
 // is a hash tag, so that one script's keys share a Redis Cluster slot.

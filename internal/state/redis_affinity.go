@@ -3,7 +3,9 @@ package state
 import (
 	"context"
 	_ "embed" // the Lua scripts
+	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,15 +63,27 @@ func (r *Redis) Affinity(local *affinity.Table) *RedisAffinity {
 	return &RedisAffinity{r: r, local: local}
 }
 
-// bindingKey is the Redis key of k's binding. The parts are joined with a
-// byte no configured name contains (keys and routes are validated; a
-// session id is any string, so it goes last).
+// bindingKey is the Redis key of k's binding: the session's hash tag (so
+// that bind_set.lua's two keys share a Redis Cluster slot), then the parts
+// joined with a byte no configured name contains (keys and routes are
+// validated; a session id is any string, so it goes last).
 func (r *Redis) bindingKey(k affinity.Key) string {
-	return r.prefix + "aff:b:" + k.APIKey + "\x1f" + k.Route + "\x1f" + k.Session
+	return r.prefix + "aff:b:{" + sessionTag(k.Session) + "}" + k.APIKey + "\x1f" + k.Route + "\x1f" + k.Session
 }
 
-// sessionIndex is the key of the set of session's binding keys.
-func (r *Redis) sessionIndex(session string) string { return r.prefix + "aff:s:" + session }
+// sessionIndex is the key of the set of session's binding keys, in the
+// slot of its bindings.
+func (r *Redis) sessionIndex(session string) string {
+	return r.prefix + "aff:s:{" + sessionTag(session) + "}" + session
+}
+
+// sessionTag is the hash tag of a session's keys: 16 hex digits of the
+// FNV-1a hash of its id, which may hold any byte, braces included.
+func sessionTag(session string) string {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(session))
+	return strconv.FormatUint(h.Sum64()|1<<63, 16) // always 16 digits
+}
 
 func policyMs(p affinity.Policy) (sliding, absolute int64) {
 	return max(p.Sliding.Milliseconds(), 0), max(p.Absolute.Milliseconds(), 0)
@@ -213,11 +227,11 @@ func (a *RedisAffinity) read(ctx context.Context, session string, keys []string,
 		return nil, false
 	}
 	now := a.r.clk.Now()
-	prefix := a.r.prefix + "aff:b:"
+	prefix := a.r.prefix + "aff:b:{" + sessionTag(session) + "}"
 	for i, k := range keys {
 		v := cmds[i].Val()
 		up, _ := v[0].(string)
-		if up == "" {
+		if up == "" || !strings.HasPrefix(k, prefix) {
 			continue
 		}
 		parts := strings.SplitN(strings.TrimPrefix(k, prefix), "\x1f", 3)

@@ -48,7 +48,8 @@ func (d *RedisDriver) Pin(ctx context.Context, upstream string, refs ...affinity
 	d.r.result(ctx, OpAffinity, err)
 }
 
-// Holder implements Driver: one MGET of refs' keys, bounded by
+// Holder implements Driver: one pipelined GET per ref (not an MGET: the
+// keys may live in several Redis Cluster slots), one round trip bounded by
 // state.redis_timeout; the local table when Redis is down, fails, or knows
 // none of them.
 func (d *RedisDriver) Holder(ctx context.Context, refs ...affinity.StateRef) (string, affinity.StateRef, bool) {
@@ -68,12 +69,16 @@ func (d *RedisDriver) Holder(ctx context.Context, refs ...affinity.StateRef) (st
 	}
 	rctx, cancel := d.r.opCtx(ctx)
 	defer cancel()
-	vals, err := d.r.rdb.MGet(rctx, keys...).Result()
-	if !d.r.result(ctx, OpAffinity, err) || err == redis.Nil {
+	pipe := d.r.rdb.Pipeline()
+	gets := make([]*redis.StringCmd, len(keys))
+	for i, k := range keys {
+		gets[i] = pipe.Get(rctx, k)
+	}
+	if !d.r.result(ctx, OpAffinity, pipeErr(pipe.Exec(rctx))) {
 		return d.local.Holder(ctx, asked...)
 	}
-	for i, v := range vals {
-		if up, ok := v.(string); ok && up != "" {
+	for i, g := range gets {
+		if up := g.Val(); up != "" {
 			return up, asked[i], true
 		}
 	}

@@ -132,7 +132,7 @@ func (r *Redis) settleIn(ctx context.Context, b *batch, t Ticket, o outcome.Outc
 // Scripts go by their hash; one the server does not know (first use, or
 // after a restart) is run again by its source.
 type batch struct {
-	rdb     *redis.Client
+	rdb     redis.Scripter
 	pipe    redis.Pipeliner
 	scripts []*scriptCmd
 }

@@ -143,7 +143,7 @@ func (r *Redis) Sync(onSpend func(scope, name string, dayUSD, monthUSD float64))
 	}
 	type spendRead struct {
 		scope, name string
-		cmd         *redis.SliceCmd
+		day, month  *redis.StringCmd // two GETs, not an MGET: the keys may live in two Cluster slots
 	}
 	var spends []spendRead
 	for _, sc := range [...]struct {
@@ -152,16 +152,16 @@ func (r *Redis) Sync(onSpend func(scope, name string, dayUSD, monthUSD float64))
 	}{{ScopeUpstream, w.Upstreams}, {ScopeKey, w.SpendKeys}, {ScopeTeam, w.SpendTeams}} {
 		for _, n := range sc.names {
 			d, m := r.spendKeys(sc.scope, n, now)
-			spends = append(spends, spendRead{sc.scope, n, pipe.MGet(ctx, d, m)})
+			spends = append(spends, spendRead{sc.scope, n, pipe.Get(ctx, d), pipe.Get(ctx, m)})
 		}
 	}
-	_, err := pipe.Exec(ctx)
-	if !r.result(context.Background(), OpSync, err) {
+	if !r.result(context.Background(), OpSync, pipeErr(pipe.Exec(ctx))) {
 		return
 	}
 	if !wasUp {
 		r.Renew()
 	}
+	defer r.notePrimary()
 	view := make(map[string]View, len(w.Upstreams))
 	sec := nowMs / 1000
 	for i, u := range w.Upstreams {
@@ -172,11 +172,23 @@ func (r *Redis) Sync(onSpend func(scope, name string, dayUSD, monthUSD float64))
 		return
 	}
 	for _, s := range spends {
-		v := s.cmd.Val()
-		if len(v) == 2 && (v[0] != nil || v[1] != nil) {
-			onSpend(s.scope, s.name, parseFloat(v[0]), parseFloat(v[1]))
+		day, dayErr := s.day.Result()
+		month, monthErr := s.month.Result()
+		if dayErr == nil || monthErr == nil {
+			onSpend(s.scope, s.name, parseFloat(day), parseFloat(month))
 		}
 	}
+}
+
+// notePrimary has Sentinel name the primary, at start and after an outage
+// (reachability.notePrimary), once the view is stored.
+func (r *Redis) notePrimary() {
+	if r.reach.lookup == nil {
+		return
+	}
+	ctx, cancel := r.opCtx(context.Background())
+	defer cancel()
+	r.reach.notePrimary(ctx, r.opts.Logger)
 }
 
 // view decodes one upstream's reads.
