@@ -47,9 +47,7 @@ func TestChartRendersValid(t *testing.T) {
 		kinds        []string // what the release holds, sorted
 		external     External
 		// checkConfig runs `switchyard check-config` on the rendered
-		// switchyard.yaml. The production example's state.redis block
-		// (Sentinel, docs/deploy.md) is checked by its manifests alone
-		// until the config schema has it.
+		// switchyard.yaml.
 		checkConfig bool
 	}{
 		{
@@ -58,10 +56,11 @@ func TestChartRendersValid(t *testing.T) {
 			checkConfig: true,
 		},
 		{
-			name:     "production example",
-			values:   chartDir + "/examples/production.yaml",
-			kinds:    []string{"ConfigMap", "Deployment", "PodDisruptionBudget", "Service", "ServiceAccount", "ServiceMonitor"},
-			external: External{Secrets: []string{"switchyard-env", "redis-ca"}},
+			name:        "production example",
+			values:      chartDir + "/examples/production.yaml",
+			kinds:       []string{"ConfigMap", "Deployment", "PodDisruptionBudget", "Service", "ServiceAccount", "ServiceMonitor"},
+			external:    External{Secrets: []string{"switchyard-env", "redis-ca"}},
+			checkConfig: true,
 		},
 		{
 			name:        "autoscaling, chart-made Secret, signal reload",

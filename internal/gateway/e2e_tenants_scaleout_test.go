@@ -14,16 +14,18 @@ import (
 
 // TestTeamLimitsScaleOut: a team's max_concurrency and spend_limit hold
 // across two gateway processes sharing one Redis
-// (docs/routing.md#tenants-classes-and-fair-queueing). Each process alone
+// (docs/routing.md#tenants-classes-and-fair-queueing), on each Redis
+// deployment the environment names. Each process alone
 // would admit the team's third request, or never see what the other spent.
-func TestTeamLimitsScaleOut(t *testing.T) {
-	redisURL, prefix := sharedRedis(t)
+func TestTeamLimitsScaleOut(t *testing.T) { forEachRedisMode(t, teamLimitsScaleOut) }
+
+func teamLimitsScaleOut(t *testing.T, target redisTarget, prefix string) {
 	bin := scaleOutBinary(t)
 	slow, slowURL := startMock(t, "slow", mock.Behavior{CompletionTokens: 2, Latency: 600 * time.Millisecond})
 	_, priceyURL := startMock(t, "pricey", mock.Behavior{CompletionTokens: 5}) // $5 an answer
 	_, freeURL := startMock(t, "free", mock.Behavior{CompletionTokens: 5})
 	procs := startFleet(t, bin, 2, soConfig{
-		redisURL: redisURL, prefix: prefix,
+		target: &target, prefix: prefix,
 		keys: "  - {name: r1, key: sk-r1, team: research}\n  - {name: r2, key: sk-r2, team: research}\n" +
 			"  - {name: f1, key: sk-f1, team: finance}\n  - {name: f2, key: sk-f2, team: finance}\n",
 		top: "teams:\n  - {name: research, max_concurrency: 2}\n" +

@@ -157,7 +157,7 @@ func runEveryOperation(t *testing.T, a, b *Redis, clk clock.Clock) {
 			sess = strings.Repeat("x", i) // plain ids too
 		}
 		a.Settle(tk, Settlement{Outcome: outcome.Outcome{Class: outcome.Success, Latency: time.Second},
-			Spend: 0.5, SpendKey: "key-" + up, Bind: &Bind{Key: testKey(sess), Upstream: up, Policy: pol}})
+			Spend: 0.5, SpendKey: "key-" + up, SpendTeam: "team-" + up, Bind: &Bind{Key: testKey(sess), Upstream: up, Policy: pol}})
 		if got, ok := b.Affinity(affinity.NewTable(10, clk)).Get(ctx, testKey(sess), pol); !ok || got.Home != up {
 			t.Errorf("%s: B's binding of %q = %+v %v, want %s", up, sess, got, ok, up)
 		}
@@ -176,7 +176,7 @@ func runEveryOperation(t *testing.T, a, b *Redis, clk clock.Clock) {
 	}
 
 	spent := map[string]float64{}
-	b.SetWatch(Watch{Upstreams: ups, SpendKeys: []string{"key-alpha", "key-beta"}})
+	b.SetWatch(Watch{Upstreams: ups, SpendKeys: []string{"key-alpha", "key-beta"}, SpendTeams: []string{"team-gamma"}})
 	b.Sync(func(scope, name string, day, _ float64) { spent[scope+"/"+name] = day })
 	for _, up := range ups {
 		if v, ok := b.View(up); !ok || v.RPMUsed != 1 || v.Stats.LatencyEWMA == 0 {
@@ -186,8 +186,8 @@ func runEveryOperation(t *testing.T, a, b *Redis, clk clock.Clock) {
 			t.Errorf("%s: B's synced spend %v, want 0.5", up, spent["upstream/"+up])
 		}
 	}
-	if spent["key/key-beta"] != 0.5 {
-		t.Errorf("key-beta: B's synced spend %v, want 0.5", spent["key/key-beta"])
+	if spent["key/key-beta"] != 0.5 || spent["team/team-gamma"] != 0.5 {
+		t.Errorf("B's synced spend of key-beta %v and team-gamma %v, want 0.5 each", spent["key/key-beta"], spent["team/team-gamma"])
 	}
 
 	local := NewLocal(LocalOptions{Clock: clk, Pins: affinity.NewPinTable(100, time.Hour, clk),
@@ -208,6 +208,23 @@ func runEveryOperation(t *testing.T, a, b *Redis, clk clock.Clock) {
 	db.ForgetKey(ctx, "k1")
 	if _, ok := NewRedisDriver(a, NewLocal(LocalOptions{Clock: clk})).Conversation(ctx, "resp_k2"); ok {
 		t.Error("Redis still holds a conversation of a key B forgot")
+	}
+
+	for _, counter := range []string{"team/t1/concurrency", "k1/concurrency", "team/t2/concurrency"} {
+		release, ok := da.AcquireTenant(ctx, counter, 1)
+		if !ok {
+			t.Fatalf("%s: A's first tenant slot was refused", counter)
+		}
+		if r, ok := db.AcquireTenant(ctx, counter, 1); ok {
+			r()
+			t.Errorf("%s: B took a second slot of a limit of 1 that A holds", counter)
+		}
+		release()
+		if r, ok := db.AcquireTenant(ctx, counter, 1); !ok {
+			t.Errorf("%s: B was refused the slot A gave back", counter)
+		} else {
+			r()
+		}
 	}
 
 	if p, ok := db.ProbeGate().AcquireProbe(ctx, "gamma"); !ok || p.Done == nil {
