@@ -74,15 +74,7 @@ func TestRedisFairQueue(t *testing.T) {
 
 // TestRedisFairQueueGrantSequence runs fairtest's cases through the queue
 // shared in Redis: the same order as the memory queue's.
-func TestRedisFairQueueGrantSequence(t *testing.T) {
-	for _, tc := range fairtest.Cases() {
-		t.Run(tc.Name, func(t *testing.T) {
-			if got := redisGrantSequence(t, tc); got != tc.Want {
-				t.Fatalf("grant sequence = %q, want %q", got, tc.Want)
-			}
-		})
-	}
-}
+func TestRedisFairQueueGrantSequence(t *testing.T) { fairtest.Run(t, redisGrantSequence) }
 
 // redisGrantSequence holds the only slot of an upstream, queues tc's
 // arrivals in order through one instance, then frees the slot and returns

@@ -9,6 +9,7 @@
 package fairtest
 
 import (
+	"testing"
 	"time"
 
 	"switchyard/internal/config"
@@ -130,5 +131,18 @@ func Cases() []Case {
 		{"a team's batch key is not starved by the team's interactive keys", Fair,
 			then(arrivals(limits.Tenant{Class: B, Team: "research", Key: "n", Weight: 1, TeamWeight: 1}, 1),
 				[]Arrival{after(5*time.Second, member("r", 1, 1, 1)[0])}, member("s", 1, 1, 2)), "n1 r1 s1 s2"},
+	}
+}
+
+// Run runs every case as a subtest of t: grant queues the case's arrivals
+// in the queue under test and returns the order they were served in,
+// space-separated.
+func Run(t *testing.T, grant func(*testing.T, Case) string) {
+	for _, tc := range Cases() {
+		t.Run(tc.Name, func(t *testing.T) {
+			if got := grant(t, tc); got != tc.Want {
+				t.Fatalf("grant sequence = %q, want %q", got, tc.Want)
+			}
+		})
 	}
 }
