@@ -89,6 +89,7 @@ type Redis struct {
 	rdb      redis.UniversalClient // a server, Sentinel's primary or a Redis Cluster (redisClient)
 	reach    *reachability         // what /readyz and the log say about Redis's reachability
 	prefix   string
+	keys     keyspace // every key's name, under prefix
 	instance string
 	timeout  time.Duration
 	lease    time.Duration
@@ -125,7 +126,7 @@ func NewRedis(cfg config.State, circuit config.Circuit, opts RedisOptions) (*Red
 	}
 	host, _ := os.Hostname()
 	r := &Redis{
-		opts: opts, clk: opts.Clock, rdb: rdb, prefix: cfg.RedisPrefix,
+		opts: opts, clk: opts.Clock, rdb: rdb, prefix: cfg.RedisPrefix, keys: keyspace(cfg.RedisPrefix),
 		reach:    reach,
 		instance: fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff),
 		timeout:  cfg.RedisTimeout, lease: cfg.LeaseTTL, sync: cfg.SyncInterval,
@@ -209,12 +210,6 @@ func (r *Redis) setUp(up bool, err error) {
 
 // Status is Redis's reachability as /readyz shows it.
 func (r *Redis) Status() Status { return r.reach.status() }
-
-// key returns the key of one upstream's piece of state. The upstream name
-// is a hash tag, so that one script's keys share a Redis Cluster slot.
-func (r *Redis) key(upstream, what string) string {
-	return r.prefix + "u:{" + upstream + "}:" + what
-}
 
 // nowMs is now in Unix milliseconds.
 func (r *Redis) nowMs() int64 { return r.clk.Now().UnixMilli() }

@@ -197,9 +197,9 @@ func teamTags(flat []any) []*limits.FlowTag {
 // class, by key, or the fair hash, by flow.
 func (r *Redis) flowHash(a Admission) (hash, name string) {
 	if a.Tenant.Team == "" {
-		return r.key(a.Upstream, "fair"), a.Tenant.Flow()
+		return r.keys.upstream(a.Upstream, "fair"), a.Tenant.Flow()
 	}
-	return r.key(a.Upstream, "fair:"+a.Tenant.Class.String()+"/"+a.Tenant.Team), a.Tenant.Key
+	return r.keys.upstream(a.Upstream, "fair:"+a.Tenant.Class.String()+"/"+a.Tenant.Team), a.Tenant.Key
 }
 
 // queueArgs are admit.lua's queue arguments for a request at place p:
@@ -251,9 +251,9 @@ func (r *Redis) admitOnce(ctx context.Context, t *Ticket, a Admission, wait, pro
 		c.ProbeInterval.Milliseconds(), r.lease.Milliseconds(),
 		qmode, a.Queue.MaxLength, a.Queue.Timeout.Milliseconds(), keepMs, pmode}, r.queueArgs(a, place)...)
 	return admitScript.Run(rctx, r.rdb,
-		[]string{r.key(a.Upstream, "brk"), r.key(a.Upstream, "cd"), r.key(a.Upstream, "rpm"), r.key(a.Upstream, "tpm"),
-			r.key(a.Upstream, "lease"), r.key(a.Upstream, "queue"), r.key(a.Upstream, "win"),
-			r.key(a.Upstream, "fair"), r.key(a.Upstream, "joined"), flows},
+		[]string{r.keys.upstream(a.Upstream, "brk"), r.keys.upstream(a.Upstream, "cd"), r.keys.upstream(a.Upstream, "rpm"), r.keys.upstream(a.Upstream, "tpm"),
+			r.keys.upstream(a.Upstream, "lease"), r.keys.upstream(a.Upstream, "queue"), r.keys.upstream(a.Upstream, "win"),
+			r.keys.upstream(a.Upstream, "fair"), r.keys.upstream(a.Upstream, "joined"), flows},
 		args...).Slice()
 }
 
@@ -282,7 +282,7 @@ func (r *Redis) leaveQueue(t Ticket, a Admission, p *queuePlace) {
 		if p.joined {
 			refund = fmtFloat(limits.Refund(p.start, p.finish))
 		}
-		err := leaveScript.Run(ctx, r.rdb, []string{r.key(t.upstream, "queue"), r.key(t.upstream, "joined"), hash},
+		err := leaveScript.Run(ctx, r.rdb, []string{r.keys.upstream(t.upstream, "queue"), r.keys.upstream(t.upstream, "joined"), hash},
 			t.id, "f:"+name, "r:"+name, refund).Err()
 		if r.result(context.Background(), OpAdmit, err) {
 			return
@@ -296,7 +296,7 @@ func (r *Redis) leaveQueue(t Ticket, a Admission, p *queuePlace) {
 // only queue.timeout + lease_ttl after it joined, and until then every
 // instance's requests wait behind it.
 func (r *Redis) abandonQueue(t Ticket, timeout time.Duration) {
-	r.abandon(entry{r.key(t.upstream, "queue"), t.id}, timeout+r.lease)
+	r.abandon(entry{r.keys.upstream(t.upstream, "queue"), t.id}, timeout+r.lease)
 }
 
 // entry is one member of a sorted set: a lease or a queue entry.
@@ -323,7 +323,7 @@ func (r *Redis) newID() string {
 // count of an upstream without the limit is not kept (the local one is).
 func (r *Redis) hold(t Ticket) {
 	if t.limited {
-		r.holdEntry(entry{r.key(t.upstream, "lease"), t.id})
+		r.holdEntry(entry{r.keys.upstream(t.upstream, "lease"), t.id})
 	}
 }
 

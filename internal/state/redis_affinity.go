@@ -63,20 +63,6 @@ func (r *Redis) Affinity(local *affinity.Table) *RedisAffinity {
 	return &RedisAffinity{r: r, local: local}
 }
 
-// bindingKey is the Redis key of k's binding: the session's hash tag (so
-// that bind_set.lua's two keys share a Redis Cluster slot), then the parts
-// joined with a byte no configured name contains (keys and routes are
-// validated; a session id is any string, so it goes last).
-func (r *Redis) bindingKey(k affinity.Key) string {
-	return r.prefix + "aff:b:{" + sessionTag(k.Session) + "}" + k.APIKey + "\x1f" + k.Route + "\x1f" + k.Session
-}
-
-// sessionIndex is the key of the set of session's binding keys, in the
-// slot of its bindings.
-func (r *Redis) sessionIndex(session string) string {
-	return r.prefix + "aff:s:{" + sessionTag(session) + "}" + session
-}
-
 // sessionTag is the hash tag of a session's keys: 16 hex digits of the
 // FNV-1a hash of its id, which may hold any byte, braces included.
 func sessionTag(session string) string {
@@ -98,7 +84,7 @@ func (a *RedisAffinity) Get(ctx context.Context, k affinity.Key, pol affinity.Po
 	rctx, cancel := a.r.opCtx(ctx)
 	defer cancel()
 	sl, ab := policyMs(pol)
-	v, err := bindGetScript.Run(rctx, a.r.rdb, []string{a.r.bindingKey(k)}, a.r.nowMs(), sl, ab).StringSlice()
+	v, err := bindGetScript.Run(rctx, a.r.rdb, []string{a.r.keys.binding(k)}, a.r.nowMs(), sl, ab).StringSlice()
 	if err == redis.Nil {
 		return affinity.Bound{}, false
 	}
@@ -116,7 +102,7 @@ func (a *RedisAffinity) Peek(ctx context.Context, k affinity.Key, pol affinity.P
 	if !a.r.up.Load() {
 		return a.local.Peek(k, pol)
 	}
-	bs, ok := a.read(ctx, k.Session, []string{a.r.bindingKey(k)}, pol)
+	bs, ok := a.read(ctx, k.Session, []string{a.r.keys.binding(k)}, pol)
 	if !ok {
 		return a.local.Peek(k, pol)
 	}
@@ -154,12 +140,12 @@ func (r *Redis) bindIn(ctx context.Context, b *batch, bd Bind, now time.Time) {
 		return
 	}
 	sl, ab := policyMs(bd.Policy)
-	bk := r.bindingKey(bd.Key)
+	bk := r.keys.binding(bd.Key)
 	mode := "0"
 	if bd.StandIn {
 		mode = "1"
 	}
-	b.eval(ctx, bindSetScript, []string{bk, r.sessionIndex(bd.Key.Session)}, now.UnixMilli(), bd.Upstream, sl, ab, bk, mode)
+	b.eval(ctx, bindSetScript, []string{bk, r.keys.session(bd.Key.Session)}, now.UnixMilli(), bd.Upstream, sl, ab, bk, mode)
 }
 
 // DeleteSession removes session's bindings in Redis and locally.
@@ -170,7 +156,7 @@ func (a *RedisAffinity) DeleteSession(ctx context.Context, session string) int {
 	}
 	rctx, cancel := a.r.opCtx(ctx)
 	defer cancel()
-	idx := a.r.sessionIndex(session)
+	idx := a.r.keys.session(session)
 	keys, err := a.r.rdb.SMembers(rctx, idx).Result()
 	if !a.r.result(ctx, OpAffinity, err) {
 		return n
@@ -189,7 +175,7 @@ func (a *RedisAffinity) Lookup(ctx context.Context, session string) []affinity.B
 	}
 	rctx, cancel := a.r.opCtx(ctx)
 	defer cancel()
-	keys, err := a.r.rdb.SMembers(rctx, a.r.sessionIndex(session)).Result()
+	keys, err := a.r.rdb.SMembers(rctx, a.r.keys.session(session)).Result()
 	if !a.r.result(ctx, OpAffinity, err) {
 		return a.local.Lookup(session)
 	}
@@ -227,7 +213,7 @@ func (a *RedisAffinity) read(ctx context.Context, session string, keys []string,
 		return nil, false
 	}
 	now := a.r.clk.Now()
-	prefix := a.r.prefix + "aff:b:{" + sessionTag(session) + "}"
+	prefix := a.r.keys.bindingPrefix(session)
 	for i, k := range keys {
 		v := cmds[i].Val()
 		up, _ := v[0].(string)

@@ -113,7 +113,7 @@ func TestRedisAffinityTTLs(t *testing.T) {
 			p := newAffinityPair(t)
 			raw := rawClient(t)
 			k := testKey("s1")
-			bk := p.a.bindingKey(k)
+			bk := p.a.keys.binding(k)
 			p.affA.Bind(context.Background(), k, "up1", tc.pol)
 			for i, s := range tc.steps {
 				p.clk.Advance(s.advance)
@@ -218,11 +218,11 @@ func TestRedisAffinityLookupAndDelete(t *testing.T) {
 		if up, ok := p.affB.Get(context.Background(), bd.key, pol); ok {
 			t.Fatalf("Get(%+v) = %q after DeleteSession", bd.key, up)
 		}
-		if raw.Exists(ctx, p.a.bindingKey(bd.key)).Val() != 0 {
+		if raw.Exists(ctx, p.a.keys.binding(bd.key)).Val() != 0 {
 			t.Fatalf("binding %+v still in Redis", bd.key)
 		}
 	}
-	if raw.Exists(ctx, p.a.sessionIndex("s1")).Val() != 0 {
+	if raw.Exists(ctx, p.a.keys.session("s1")).Val() != 0 {
 		t.Fatal("session index still in Redis")
 	}
 	if got := p.affA.Lookup(context.Background(), "s2"); len(got) != 1 || got[0].Upstream != "up9" {

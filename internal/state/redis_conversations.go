@@ -17,13 +17,6 @@ import (
 // through to the local table too, which answers while Redis is down and for
 // what was kept while it was. Every call counts as OpAffinity.
 
-// convKey is the Redis key of response id's conversation.
-func (r *Redis) convKey(id string) string { return r.prefix + "conv:" + id }
-
-// convIndexKey is the Redis key of the set of the response ids client key
-// key kept.
-func (r *Redis) convIndexKey(key string) string { return r.prefix + "convkey:" + key }
-
 // Keep implements Driver: the local table, then one round trip to Redis
 // (SET … PX, SADD, PEXPIRE, pipelined), bounded by state.redis_timeout.
 func (d *RedisDriver) Keep(ctx context.Context, id string, c affinity.Conversation) {
@@ -43,9 +36,9 @@ func (d *RedisDriver) Keep(ctx context.Context, id string, c affinity.Conversati
 	defer cancel()
 	ttl := d.local.convs.TTL()
 	pipe := d.r.rdb.Pipeline()
-	pipe.Set(rctx, d.r.convKey(id), val, ttl)
-	pipe.SAdd(rctx, d.r.convIndexKey(c.Key), id)
-	pipe.PExpire(rctx, d.r.convIndexKey(c.Key), ttl)
+	pipe.Set(rctx, d.r.keys.conversation(id), val, ttl)
+	pipe.SAdd(rctx, d.r.keys.conversations(c.Key), id)
+	pipe.PExpire(rctx, d.r.keys.conversations(c.Key), ttl)
 	_, err = pipe.Exec(rctx)
 	d.r.result(ctx, OpAffinity, err)
 }
@@ -62,7 +55,7 @@ func (d *RedisDriver) Conversation(ctx context.Context, id string) (affinity.Con
 	}
 	rctx, cancel := d.r.opCtx(ctx)
 	defer cancel()
-	val, err := d.r.rdb.Get(rctx, d.r.convKey(id)).Bytes()
+	val, err := d.r.rdb.Get(rctx, d.r.keys.conversation(id)).Bytes()
 	if !d.r.result(ctx, OpAffinity, err) || len(val) == 0 {
 		return d.local.Conversation(ctx, id)
 	}
@@ -83,14 +76,14 @@ func (d *RedisDriver) ForgetKey(ctx context.Context, key string) {
 	}
 	rctx, cancel := d.r.opCtx(ctx)
 	defer cancel()
-	idx := d.r.convIndexKey(key)
+	idx := d.r.keys.conversations(key)
 	ids, err := d.r.rdb.SMembers(rctx, idx).Result()
 	if !d.r.result(ctx, OpAffinity, err) {
 		return
 	}
 	pipe := d.r.rdb.Pipeline()
 	for _, id := range ids {
-		pipe.Del(rctx, d.r.convKey(id))
+		pipe.Del(rctx, d.r.keys.conversation(id))
 	}
 	pipe.Del(rctx, idx)
 	_, err = pipe.Exec(rctx)

@@ -219,7 +219,7 @@ func TestRedisLeaseSetOnlyLimited(t *testing.T) {
 			upstream string
 			want     int64
 		}{{"u", 0}, {"v", 1}} {
-			if n := raw.ZCard(ctx, a.r.key(c.upstream, "lease")).Val(); n != c.want {
+			if n := raw.ZCard(ctx, a.r.keys.upstream(c.upstream, "lease")).Val(); n != c.want {
 				t.Fatalf("renewal %d: %s's lease set holds %d, want %d", tick+1, c.upstream, n, c.want)
 			}
 			if v, ok := b.r.View(c.upstream); !ok || v.InFlight != c.want {

@@ -47,24 +47,24 @@ func TestRedisFairQueue(t *testing.T) {
 		base := clk.Pending()
 		res := admitAsync(j.r, ctx, adm(j.key, limits.ClassInteractive))
 		waitQueued(t, clk, base, res)
-		if n := raw.ZCard(ctx, a.key("u", "queue")).Val(); n != int64(i+1) {
+		if n := raw.ZCard(ctx, a.keys.upstream("u", "queue")).Val(); n != int64(i+1) {
 			t.Fatalf("after join %d the queue holds %d, want %d", i+1, n, i+1)
 		}
 	}
 	var got []float64
-	for _, z := range raw.ZRangeWithScores(ctx, a.key("u", "queue"), 0, -1).Val() {
+	for _, z := range raw.ZRangeWithScores(ctx, a.keys.upstream("u", "queue"), 0, -1).Val() {
 		got = append(got, z.Score-limits.Score(q, limits.ClassInteractive, 0, 0, 0))
 	}
 	if want := []float64{0, 0, 0, 0, 0.25, 1, 1, 2}; !slices.Equal(got, want) {
 		t.Fatalf("queue start tags in order = %v, want %v", got, want)
 	}
-	if f := raw.HGet(ctx, a.key("u", "fair"), "f:"+limits.Tenant{Key: "flood"}.Flow()).Val(); f != "3" {
+	if f := raw.HGet(ctx, a.keys.upstream("u", "fair"), "f:"+limits.Tenant{Key: "flood"}.Flow()).Val(); f != "3" {
 		t.Fatalf("the flood's finish tag = %q, want 3", f)
 	}
 	// r alone: share 4, finish 0.25; s beside r: share 2, finish 0.5; r
 	// again: share 2, finish 0.75; each with its key's weight.
 	want := map[string]string{"f:research-r": "0.75", "w:research-r": "1", "f:research-s": "0.5", "w:research-s": "1"}
-	if tags := raw.HGetAll(ctx, a.key("u", "fair:interactive/research")).Val(); !maps.Equal(tags, want) {
+	if tags := raw.HGetAll(ctx, a.keys.upstream("u", "fair:interactive/research")).Val(); !maps.Equal(tags, want) {
 		t.Fatalf("the team's tags = %v, want %v", tags, want)
 	}
 	admitDenied(t, b, adm("nightly", limits.ClassBatch), "shed", 0, 0)
@@ -149,7 +149,7 @@ func TestRedisFairQueueRefund(t *testing.T) {
 	base = clk.Pending()
 	waiting := admitAsync(r, rest, adm("r")) // start 1, finish 2
 	waitQueued(t, clk, base, waiting)
-	hash := r.key("u", "fair:interactive/research")
+	hash := r.keys.upstream("u", "fair:interactive/research")
 	cancelFirst()
 	if res := receive(t, gone); res.d == nil || res.d.Reason != "canceled" {
 		t.Fatalf("the first request: %+v, want canceled", res.d)
@@ -162,7 +162,7 @@ func TestRedisFairQueueRefund(t *testing.T) {
 	// at a time, at most 2 s, well within the queue's timeout.)
 	moved := time.Duration(0)
 	waitFor(t, "the waiting request to rank by the refund", func() bool {
-		zs := raw.ZRangeWithScores(ctx, r.key("u", "queue"), 0, -1).Val()
+		zs := raw.ZRangeWithScores(ctx, r.keys.upstream("u", "queue"), 0, -1).Val()
 		if len(zs) == 1 && zs[0].Score == limits.Score(q, limits.ClassInteractive, 0, 0, 0) {
 			return true
 		}

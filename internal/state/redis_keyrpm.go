@@ -51,7 +51,7 @@ func (r *Redis) AllowN(ctx context.Context, name string, limit int, n int64) (ok
 	}
 	rctx, cancel := r.opCtx(ctx)
 	defer cancel()
-	res, err := keyRPMScript.Run(rctx, r.rdb, []string{r.prefix + "key:{" + name + "}:rpm"}, r.nowMs(), limit, n).Slice()
+	res, err := keyRPMScript.Run(rctx, r.rdb, []string{r.keys.counter(name, "rpm")}, r.nowMs(), limit, n).Slice()
 	if !r.result(ctx, OpAdmit, err) || len(res) != 2 {
 		return false, 0, false
 	}

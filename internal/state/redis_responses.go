@@ -17,9 +17,6 @@ import (
 // to another upstream, so a local record is never wrong, only maybe missing.
 // Both calls count as OpAffinity.
 
-// pinKey is the Redis key of ref's record.
-func (r *Redis) pinKey(ref affinity.StateRef) string { return r.prefix + "pin:" + string(ref) }
-
 // Pin implements Driver: the local table, then one round trip to Redis
 // (SET … PX per ref, pipelined), bounded by state.redis_timeout.
 func (d *RedisDriver) Pin(ctx context.Context, upstream string, refs ...affinity.StateRef) {
@@ -37,7 +34,7 @@ func (d *RedisDriver) Pin(ctx context.Context, upstream string, refs ...affinity
 	n := 0
 	for _, ref := range refs {
 		if ref != "" {
-			pipe.Set(rctx, d.r.pinKey(ref), upstream, ttl)
+			pipe.Set(rctx, d.r.keys.pin(ref), upstream, ttl)
 			n++
 		}
 	}
@@ -57,7 +54,7 @@ func (d *RedisDriver) Holder(ctx context.Context, refs ...affinity.StateRef) (st
 	asked := make([]affinity.StateRef, 0, len(refs))
 	for _, ref := range refs {
 		if ref != "" {
-			keys, asked = append(keys, d.r.pinKey(ref)), append(asked, ref)
+			keys, asked = append(keys, d.r.keys.pin(ref)), append(asked, ref)
 		}
 	}
 	if len(keys) == 0 {

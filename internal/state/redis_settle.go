@@ -106,7 +106,7 @@ func (r *Redis) Settle(t Ticket, s Settlement) {
 // would hold a slot until it expired, at most lease_ttl from now.
 func (r *Redis) abandonLease(t Ticket) {
 	if t.limited {
-		r.abandon(entry{r.key(t.upstream, "lease"), t.id}, r.lease)
+		r.abandon(entry{r.keys.upstream(t.upstream, "lease"), t.id}, r.lease)
 	}
 }
 
@@ -121,8 +121,8 @@ func (r *Redis) settleIn(ctx context.Context, b *batch, t Ticket, o outcome.Outc
 		pmode = "1"
 	}
 	return b.eval(ctx, settleScript,
-		[]string{r.key(t.upstream, "brk"), r.key(t.upstream, "fails"), r.key(t.upstream, "cd"), r.key(t.upstream, "tpm"),
-			r.key(t.upstream, "lease"), r.key(t.upstream, "queue"), r.key(t.upstream, "stats")},
+		[]string{r.keys.upstream(t.upstream, "brk"), r.keys.upstream(t.upstream, "fails"), r.keys.upstream(t.upstream, "cd"), r.keys.upstream(t.upstream, "tpm"),
+			r.keys.upstream(t.upstream, "lease"), r.keys.upstream(t.upstream, "queue"), r.keys.upstream(t.upstream, "stats")},
 		now.UnixMilli(), t.id, string(wireOutcome(o.Class)), health.TripReason(*c, o.Class, o.Detail, false), t.bucket, delta, cooldown.Milliseconds(),
 		c.FailureThreshold, c.Window.Milliseconds(), c.OpenDuration.Milliseconds(), c.SuccessThreshold,
 		ms(o.Latency), ms(o.TTFT), o.TPS, Alpha, keepMs, o.LimitType, health.TripReason(*c, o.Class, o.Detail, true), pmode, t.gen)

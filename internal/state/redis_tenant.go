@@ -59,19 +59,12 @@ func (l *tenantLease) release() {
 	l.r.releaseTenant(l.e)
 }
 
-// tenantKey returns the key of the tenant counter name's piece of state
-// (limits.CounterName). The name is a hash tag, so that a script's key
-// sits in one Redis Cluster slot.
-func (r *Redis) tenantKey(name, what string) string {
-	return r.prefix + "key:{" + name + "}:" + what
-}
-
 // acquireTenant takes a lease in the counter name's lease set when fewer
 // than limit live leases are there: e is the lease (taken or not), ok
 // whether it was taken, and shared is false when Redis could not be asked.
 // The caller holds e (holdEntry) once the request may go.
 func (r *Redis) acquireTenant(ctx context.Context, name string, limit int) (e entry, ok, shared bool) {
-	e = entry{r.tenantKey(name, "conc"), r.newID()}
+	e = entry{r.keys.counter(name, "conc"), r.newID()}
 	if !r.up.Load() {
 		r.fallback(OpTenant)
 		return e, false, false

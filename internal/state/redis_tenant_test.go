@@ -80,7 +80,7 @@ func TestRedisTenantSlotsShared(t *testing.T) {
 	acquireWant(t, b, teamSlots, 2, true)
 	acquireWant(t, a, teamSlots, 2, false)
 	acquireWant(t, b, teamSlots, 2, false)
-	key := a.r.tenantKey(teamSlots, "conc")
+	key := a.r.keys.counter(teamSlots, "conc")
 	if n := raw.ZCard(context.Background(), key).Val(); n != 2 {
 		t.Fatalf("%s holds %d leases, want 2", key, n)
 	}
@@ -144,7 +144,7 @@ func TestRedisTenantSlotsOutage(t *testing.T) {
 	p := newTestDriver(t, clk, sharing(other.r), withURL(u.String(), 300*time.Millisecond), withOptions(rec.options()))
 	raw := rawClient(t)
 	ctx := context.Background()
-	key := p.r.tenantKey(teamSlots, "conc")
+	key := p.r.keys.counter(teamSlots, "conc")
 
 	shared := acquireWant(t, p, teamSlots, 3, true)
 	proxy.stop()

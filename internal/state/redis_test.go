@@ -374,7 +374,7 @@ func TestRedisCooldownShared(t *testing.T) {
 		t.Fatalf("View.CooldownUntil = now+%v, want about now+5s", d)
 	}
 	raw := rawClient(t)
-	if got := raw.Get(context.Background(), a.key("u", "cd")).Val(); got != "requests" {
+	if got := raw.Get(context.Background(), a.keys.upstream("u", "cd")).Val(); got != "requests" {
 		t.Fatalf("cooldown key holds %q, want the limit type %q", got, "requests")
 	}
 	// A shorter cooldown does not cut a longer one short (a request
@@ -656,11 +656,11 @@ func TestRedisLeases(t *testing.T) {
 		clk.Advance(testLeaseTTL/2 + time.Millisecond)
 		admitDenied(t, b, adm("u"), "full", 0, 0) // the renewal kept them
 		raw := rawClient(t)
-		ids := raw.ZRange(context.Background(), a.key("u", "lease"), 0, -1).Val()
+		ids := raw.ZRange(context.Background(), a.keys.upstream("u", "lease"), 0, -1).Val()
 		if len(ids) != 2 || slices.Contains(ids, settled.id) {
 			t.Fatalf("lease zset = %v, want the 2 held tickets and not the settled %s", ids, settled.id)
 		}
-		if n := raw.ZCard(context.Background(), a.key("v", "lease")).Val(); n != 1 {
+		if n := raw.ZCard(context.Background(), a.keys.upstream("v", "lease")).Val(); n != 1 {
 			t.Fatalf("v's lease zset has %d, want 1", n)
 		}
 		clk.Advance(testLeaseTTL / 2) // lease_ttl after the renewal
@@ -686,7 +686,7 @@ func TestRedisRenewDoesNotResurrectSettled(t *testing.T) {
 			wg.Go(func() { a.Settle(tk, keep) })
 		}
 		wg.Wait()
-		if ids := raw.ZRange(context.Background(), a.key("u", "lease"), 0, -1).Val(); len(ids) != 0 {
+		if ids := raw.ZRange(context.Background(), a.keys.upstream("u", "lease"), 0, -1).Val(); len(ids) != 0 {
 			t.Fatalf("round %d: %d settled leases are back in Redis after a concurrent Renew: %v", round, len(ids), ids)
 		}
 	}
@@ -704,7 +704,7 @@ func TestRedisStateStaysBounded(t *testing.T) {
 			a.Settle(admitOK(t, a, Admission{Upstream: "u"}), keep)
 			clk.Advance(time.Second)
 		}
-		if n := raw.HLen(context.Background(), a.key("u", "win")).Val(); n > 61 {
+		if n := raw.HLen(context.Background(), a.keys.upstream("u", "win")).Val(); n > 61 {
 			t.Fatalf("window hash holds %d per-second buckets after 150 s, want at most 61", n)
 		}
 		if got := syncView(t, a, "u").Stats.WindowRequests; got != 59 { // t0+91s … t0+149s
@@ -723,7 +723,7 @@ func TestRedisStateStaysBounded(t *testing.T) {
 			clk.Advance(testLeaseTTL / 3)
 			a.Renew()
 		}
-		ids := raw.ZRange(context.Background(), a.key("u", "lease"), 0, -1).Val()
+		ids := raw.ZRange(context.Background(), a.keys.upstream("u", "lease"), 0, -1).Val()
 		if slices.Contains(ids, ghost.id) {
 			t.Fatalf("lease zset %v still holds the dead instance's lease, expired %v ago", ids, 5*testLeaseTTL/3-testLeaseTTL)
 		}
@@ -789,7 +789,7 @@ func TestRedisQueueAcrossInstances(t *testing.T) {
 		base := clk.Pending()
 		res := admitAsync(b, ctx, adm)
 		waitQueued(t, clk, base, res)
-		if n := raw.ZCard(ctx, a.key("u", "queue")).Val(); n != 1 {
+		if n := raw.ZCard(ctx, a.keys.upstream("u", "queue")).Val(); n != 1 {
 			t.Fatalf("queue zset has %d, want 1", n)
 		}
 		if v := syncView(t, a, "u"); v.QueueDepth != 1 || v.InFlight != 1 {
@@ -809,10 +809,10 @@ func TestRedisQueueAcrossInstances(t *testing.T) {
 		if r.d != nil || !r.tk.Shared {
 			t.Fatalf("queued Admit = %+v %+v, want admitted", r.tk, r.d)
 		}
-		if n := raw.ZCard(ctx, a.key("u", "queue")).Val(); n != 0 {
+		if n := raw.ZCard(ctx, a.keys.upstream("u", "queue")).Val(); n != 0 {
 			t.Fatalf("queue zset has %d after admission, want 0", n)
 		}
-		if ids := raw.ZRange(ctx, a.key("u", "lease"), 0, -1).Val(); !slices.Equal(ids, []string{r.tk.id}) {
+		if ids := raw.ZRange(ctx, a.keys.upstream("u", "lease"), 0, -1).Val(); !slices.Equal(ids, []string{r.tk.id}) {
 			t.Fatalf("leases = %v, want [%s]", ids, r.tk.id)
 		}
 		admitDenied(t, a, noWait, "full", 0, 0)
@@ -836,7 +836,7 @@ func TestRedisQueueAcrossInstances(t *testing.T) {
 		if r.d == nil || r.d.Reason != "queue_timeout" || !errors.Is(r.d, limits.ErrQueueTimeout) {
 			t.Fatalf("Admit = %+v %+v, want queue_timeout", r.tk, r.d)
 		}
-		if n := raw.ZCard(ctx, a.key("u", "queue")).Val(); n != 0 {
+		if n := raw.ZCard(ctx, a.keys.upstream("u", "queue")).Val(); n != 0 {
 			t.Fatalf("queue zset has %d after the timeout, want 0", n)
 		}
 		// With the queue empty again, the next waiter gets in line.
@@ -860,7 +860,7 @@ func TestRedisQueueAcrossInstances(t *testing.T) {
 		if r.d == nil || r.d.Reason != "canceled" || !errors.Is(r.d, context.Canceled) || errors.Is(r.d, limits.ErrQueueTimeout) {
 			t.Fatalf("Admit = %+v %+v, want canceled wrapping context.Canceled", r.tk, r.d)
 		}
-		if n := raw.ZCard(ctx, a.key("u", "queue")).Val(); n != 0 {
+		if n := raw.ZCard(ctx, a.keys.upstream("u", "queue")).Val(); n != 0 {
 			t.Fatalf("queue zset has %d after the cancel, want 0", n)
 		}
 	})
@@ -1203,7 +1203,7 @@ func TestRedisOutageAndConvergence(t *testing.T) {
 	if _, ups := rec.snapshot(); !slices.Equal(ups, []bool{false, true}) {
 		t.Fatalf("OnUp calls = %v, want [false true]", ups)
 	}
-	ids := raw.ZRange(ctx, a.key("u", "lease"), 0, -1).Val()
+	ids := raw.ZRange(ctx, a.keys.upstream("u", "lease"), 0, -1).Val()
 	for _, tk := range held {
 		if !slices.Contains(ids, tk.id) {
 			t.Fatalf("lease zset %v lacks held ticket %s after the reconnect", ids, tk.id)
@@ -1223,22 +1223,22 @@ func TestRedisOutageAndConvergence(t *testing.T) {
 		raw.Del(ctx, k)
 	}
 	p.Renew()
-	ids = raw.ZRange(ctx, a.key("u", "lease"), 0, -1).Val()
+	ids = raw.ZRange(ctx, a.keys.upstream("u", "lease"), 0, -1).Val()
 	if len(ids) != 3 {
 		t.Fatalf("lease zset after Renew = %v, want the 3 held tickets", ids)
 	}
 	for _, tk := range held {
-		if sc := raw.ZScore(ctx, a.key("u", "lease"), tk.id).Val(); int64(sc) != clk.Now().Add(testLeaseTTL).UnixMilli() {
+		if sc := raw.ZScore(ctx, a.keys.upstream("u", "lease"), tk.id).Val(); int64(sc) != clk.Now().Add(testLeaseTTL).UnixMilli() {
 			t.Fatalf("lease of %s expires at %v, want now+lease_ttl", tk.id, int64(sc))
 		}
 	}
-	if ttl := raw.PTTL(ctx, a.key("u", "lease")).Val(); ttl <= 0 {
+	if ttl := raw.PTTL(ctx, a.keys.upstream("u", "lease")).Val(); ttl <= 0 {
 		t.Fatalf("re-created lease zset has no TTL (%v)", ttl)
 	}
 	for _, tk := range held {
 		p.Settle(tk, keep)
 	}
-	if n := raw.ZCard(ctx, a.key("u", "lease")).Val(); n != 0 {
+	if n := raw.ZCard(ctx, a.keys.upstream("u", "lease")).Val(); n != 0 {
 		t.Fatalf("lease zset has %d after settling all, want 0", n)
 	}
 }
@@ -1259,7 +1259,7 @@ func TestRedisScriptFlush(t *testing.T) {
 	if got := rec.transitionsTo(); !slices.Equal(got, []string{"u/open"}) {
 		t.Fatalf("transitions = %v, want [u/open] from the re-run script", got)
 	}
-	if n := raw.ZCard(ctx, a.key("u", "lease")).Val(); n != 0 {
+	if n := raw.ZCard(ctx, a.keys.upstream("u", "lease")).Val(); n != 0 {
 		t.Fatalf("lease not released after NOSCRIPT: %d", n)
 	}
 	fb, _ := rec.snapshot()

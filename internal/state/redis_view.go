@@ -130,15 +130,15 @@ func (r *Redis) Sync(onSpend func(scope, name string, dayUSD, monthUSD float64))
 	since, later := strconv.FormatInt(nowMs-60000, 10), "("+strconv.FormatInt(nowMs, 10)
 	for i, u := range w.Upstreams {
 		reads[i] = upstreamReads{
-			brk:      pipe.HMGet(ctx, r.key(u, "brk"), "st", "until", "pnext", "pheld", "reason"),
-			cd:       pipe.PTTL(ctx, r.key(u, "cd")),
-			rpm:      pipe.ZCount(ctx, r.key(u, "rpm"), "("+since, "+inf"),
-			oldest:   pipe.ZRangeByScoreWithScores(ctx, r.key(u, "rpm"), &redis.ZRangeBy{Min: "(" + since, Max: "+inf", Count: 1}),
-			tpm:      pipe.HGetAll(ctx, r.key(u, "tpm")),
-			inflight: pipe.ZCount(ctx, r.key(u, "lease"), later, "+inf"),
-			queue:    pipe.ZCard(ctx, r.key(u, "queue")),
-			stats:    pipe.HGetAll(ctx, r.key(u, "stats")),
-			win:      pipe.HGetAll(ctx, r.key(u, "win")),
+			brk:      pipe.HMGet(ctx, r.keys.upstream(u, "brk"), "st", "until", "pnext", "pheld", "reason"),
+			cd:       pipe.PTTL(ctx, r.keys.upstream(u, "cd")),
+			rpm:      pipe.ZCount(ctx, r.keys.upstream(u, "rpm"), "("+since, "+inf"),
+			oldest:   pipe.ZRangeByScoreWithScores(ctx, r.keys.upstream(u, "rpm"), &redis.ZRangeBy{Min: "(" + since, Max: "+inf", Count: 1}),
+			tpm:      pipe.HGetAll(ctx, r.keys.upstream(u, "tpm")),
+			inflight: pipe.ZCount(ctx, r.keys.upstream(u, "lease"), later, "+inf"),
+			queue:    pipe.ZCard(ctx, r.keys.upstream(u, "queue")),
+			stats:    pipe.HGetAll(ctx, r.keys.upstream(u, "stats")),
+			win:      pipe.HGetAll(ctx, r.keys.upstream(u, "win")),
 		}
 	}
 	type spendRead struct {
@@ -151,7 +151,7 @@ func (r *Redis) Sync(onSpend func(scope, name string, dayUSD, monthUSD float64))
 		names []string
 	}{{ScopeUpstream, w.Upstreams}, {ScopeKey, w.SpendKeys}, {ScopeTeam, w.SpendTeams}} {
 		for _, n := range sc.names {
-			d, m := r.spendKeys(sc.scope, n, now)
+			d, m := r.keys.spend(sc.scope, n, now)
 			spends = append(spends, spendRead{sc.scope, n, pipe.Get(ctx, d), pipe.Get(ctx, m)})
 		}
 	}
@@ -326,18 +326,9 @@ func (r *Redis) Renew() {
 	r.result(context.Background(), OpLease, err)
 }
 
-// spendKeys returns the keys of scope's name's shared spend in the UTC day
-// and month holding now.
-func (r *Redis) spendKeys(scope, name string, now time.Time) (day, month string) {
-	now = now.UTC()
-	y, m, d := now.Date()
-	base := r.prefix + "spend:" + scope + ":" + name
-	return base + ":d:" + strconv.Itoa(y*10000+int(m)*100+d), base + ":m:" + strconv.Itoa(y*100+int(m))
-}
-
 // addSpend queues a charge of usd to scope's name for the day and month.
 func (r *Redis) addSpend(ctx context.Context, b *batch, now time.Time, scope, name string, usd float64) {
-	d, m := r.spendKeys(scope, name, now)
+	d, m := r.keys.spend(scope, name, now)
 	b.pipe.IncrByFloat(ctx, d, usd)
 	b.pipe.Expire(ctx, d, 48*time.Hour)
 	b.pipe.IncrByFloat(ctx, m, usd)
