@@ -219,17 +219,21 @@ func (a adminGateway) Explain(q admin.ExplainQuery) (*balancer.Decision, error) 
 // Decisions implements admin.Observer.
 func (a adminGateway) Decisions(limit int) []*balancer.Decision { return a.g.RecentDecisions(limit) }
 
-// RequestDecisions implements admin.Observer.
+// RequestDecisions implements admin.Observer: the decisions still kept
+// for request id, oldest first.
 func (a adminGateway) RequestDecisions(id string) []*balancer.Decision {
-	return a.g.RequestDecisions(id)
+	return a.g.recent.ByRequest(id)
 }
 
-// Bindings implements admin.Sessions.
+// Bindings implements admin.Sessions: the session's live affinity
+// bindings, across keys and routes.
 func (a adminGateway) Bindings(session string) []affinity.Binding {
-	return a.g.SessionBindings(context.Background(), session)
+	return a.g.affinity.Lookup(context.Background(), session)
 }
 
-// ForgetSession implements admin.Sessions.
+// ForgetSession implements admin.Sessions: it deletes every affinity
+// binding of the session and returns how many there were; its next
+// request is routed afresh.
 func (a adminGateway) ForgetSession(session string) int {
-	return a.g.ForgetSession(context.Background(), session)
+	return a.g.affinity.DeleteSession(context.Background(), session)
 }

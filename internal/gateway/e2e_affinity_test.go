@@ -19,6 +19,7 @@ import (
 	"switchyard/internal/balancer"
 	"switchyard/internal/clock"
 	"switchyard/internal/config"
+	"switchyard/internal/gateway"
 	"switchyard/internal/mock"
 	"switchyard/internal/proxy"
 )
@@ -142,7 +143,7 @@ func wantAffinity(t testing.TB, what string, d *balancer.Decision, want balancer
 // to upstream, and returns it.
 func boundTo(t testing.TB, e *env, session, upstream string) affinity.Binding {
 	t.Helper()
-	bs := e.G.SessionBindings(context.Background(), session)
+	bs := gateway.SessionBindings(e.G, context.Background(), session)
 	if len(bs) != 1 || bs[0].Upstream != upstream {
 		t.Fatalf("bindings of %q: %+v, want one to %s", session, bs, upstream)
 	}
@@ -528,7 +529,7 @@ func TestAffinityTTLThroughGateway(t *testing.T) {
 				at := fc.Now().Sub(affEpoch)
 				what := fmt.Sprintf("turn at +%s", at)
 				if tc.want[i] == balancer.AffinityMiss {
-					if bs := e.G.SessionBindings(context.Background(), s); len(bs) != 0 {
+					if bs := gateway.SessionBindings(e.G, context.Background(), s); len(bs) != 0 {
 						t.Fatalf("%s: bindings %+v listed after expiry", what, bs)
 					}
 				}
@@ -683,7 +684,7 @@ func TestAffinityDisabled(t *testing.T) {
 					t.Fatalf("request %d: decision session %q affinity %+v, want session %s", i, d.Session, d.Affinity, s)
 				}
 			}
-			bindings := e.G.SessionBindings(context.Background(), s)
+			bindings := gateway.SessionBindings(e.G, context.Background(), s)
 			if tc.enabled {
 				if len(served) != 1 || len(bindings) != 1 {
 					t.Fatalf("affinity on: served %v, bindings %+v; want one upstream and one binding", served, bindings)
@@ -732,7 +733,7 @@ func TestAffinityForgetSession(t *testing.T) {
 				return turnOf(r).mustOK(t, "request")
 			}
 			t1, t2 := send(testKey), send(otherKey)
-			bs := e.G.SessionBindings(context.Background(), "sess-forget")
+			bs := gateway.SessionBindings(e.G, context.Background(), "sess-forget")
 			want := []affinity.Key{
 				{APIKey: "e2e", Route: tc.route, Session: "sess-forget"},
 				{APIKey: "other", Route: tc.route, Session: "sess-forget"},
@@ -741,16 +742,16 @@ func TestAffinityForgetSession(t *testing.T) {
 				bs[0].Upstream != t1.upstream || bs[1].Upstream != t2.upstream {
 				t.Fatalf("bindings %+v, want %v bound to %s and %s", bs, want, t1.upstream, t2.upstream)
 			}
-			if len(e.G.SessionBindings(context.Background(), "sess-other")) != 0 {
+			if len(gateway.SessionBindings(e.G, context.Background(), "sess-other")) != 0 {
 				t.Fatal("an unknown session has bindings")
 			}
-			if n := e.G.ForgetSession(context.Background(), "sess-forget"); n != 2 {
+			if n := gateway.ForgetSession(e.G, context.Background(), "sess-forget"); n != 2 {
 				t.Fatalf("ForgetSession removed %d bindings, want 2", n)
 			}
-			if bs := e.G.SessionBindings(context.Background(), "sess-forget"); len(bs) != 0 {
+			if bs := gateway.SessionBindings(e.G, context.Background(), "sess-forget"); len(bs) != 0 {
 				t.Fatalf("bindings after ForgetSession: %+v", bs)
 			}
-			if n := e.G.ForgetSession(context.Background(), "sess-forget"); n != 0 {
+			if n := gateway.ForgetSession(e.G, context.Background(), "sess-forget"); n != 0 {
 				t.Fatalf("a second ForgetSession removed %d", n)
 			}
 			for _, key := range []string{testKey, otherKey} {
@@ -758,7 +759,7 @@ func TestAffinityForgetSession(t *testing.T) {
 				wantAffinity(t, "request after ForgetSession", decisionFor(t, e, tr.requestID),
 					balancer.AffinityRecord{Session: "sess-forget", Result: balancer.AffinityMiss})
 			}
-			if bs := e.G.SessionBindings(context.Background(), "sess-forget"); len(bs) != 2 {
+			if bs := gateway.SessionBindings(e.G, context.Background(), "sess-forget"); len(bs) != 2 {
 				t.Fatalf("the requests after ForgetSession bound %d times, want 2: %+v", len(bs), bs)
 			}
 		})
@@ -806,7 +807,7 @@ func TestAffinityExplainPeeks(t *testing.T) {
 			if after := boundTo(t, e, "sess-explain", home); after != before {
 				t.Fatalf("explain changed the binding: %+v, was %+v", after, before)
 			}
-			if bs := e.G.SessionBindings(context.Background(), "sess-unknown"); len(bs) != 0 {
+			if bs := gateway.SessionBindings(e.G, context.Background(), "sess-unknown"); len(bs) != 0 {
 				t.Fatalf("explain bound an unknown session: %+v", bs)
 			}
 			if n := len(e.G.RecentDecisions(0)); n != recorded {

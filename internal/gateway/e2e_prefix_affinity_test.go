@@ -19,6 +19,7 @@ import (
 	"switchyard/internal/affinity"
 	"switchyard/internal/balancer"
 	"switchyard/internal/config"
+	"switchyard/internal/gateway"
 	"switchyard/internal/mock"
 	"switchyard/internal/proxy"
 )
@@ -249,7 +250,7 @@ func TestPrefixAffinityMaxShare(t *testing.T) {
 			yields := 0
 			for i, rid := range ids {
 				var d *balancer.Decision
-				if !waitFor(10*time.Second, func() bool { ds := e.G.RequestDecisions(rid); d = lastOf(ds); return d != nil }) {
+				if !waitFor(10*time.Second, func() bool { ds := gateway.RequestDecisions(e.G, rid); d = lastOf(ds); return d != nil }) {
 					t.Fatalf("no decision recorded for held request %d", i)
 				}
 				var bound, total int64

@@ -419,25 +419,9 @@ func (g *Gateway) DroppedLogs() uint64 {
 // RecentDecisions returns up to limit of the latest routing decisions, newest first.
 func (g *Gateway) RecentDecisions(limit int) []*balancer.Decision { return g.recent.Recent(limit) }
 
-// RequestDecisions returns the routing decisions still kept for request id,
-// oldest first.
-func (g *Gateway) RequestDecisions(id string) []*balancer.Decision { return g.recent.ByRequest(id) }
-
 // Explain computes the routing decision a request would get now, without sending it.
 func (g *Gateway) Explain(ctx context.Context, req proxy.ExplainRequest) (*balancer.Decision, error) {
 	return g.proxy.Explain(ctx, req)
-}
-
-// SessionBindings returns the live affinity bindings of a session, across
-// keys and routes.
-func (g *Gateway) SessionBindings(ctx context.Context, session string) []affinity.Binding {
-	return g.affinity.Lookup(ctx, session)
-}
-
-// ForgetSession deletes every affinity binding of a session and returns how
-// many there were; its next request is routed afresh.
-func (g *Gateway) ForgetSession(ctx context.Context, session string) int {
-	return g.affinity.DeleteSession(ctx, session)
 }
 
 // Store returns the gateway's store.
