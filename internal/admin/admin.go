@@ -105,18 +105,20 @@ func New(s *Service, token string, logger *slog.Logger) http.Handler {
 	}
 	h := &handler{s: s, log: logger, enabled: token != "", tokenSum: sha256.Sum256([]byte(token))}
 
+	ups, keys := upstreamsAPI{h}, keysAPI{h}
+
 	api := http.NewServeMux()
 	api.Handle("/admin/api/upstreams", methods{
-		http.MethodGet: h.listUpstreams, http.MethodPost: h.createUpstream,
+		http.MethodGet: ups.listUpstreams, http.MethodPost: ups.createUpstream,
 	})
 	api.Handle("/admin/api/upstreams/{name}", methods{
-		http.MethodGet: h.getUpstream, http.MethodPut: h.replaceUpstream,
-		http.MethodPatch: h.patchUpstream, http.MethodDelete: h.deleteUpstream,
+		http.MethodGet: ups.getUpstream, http.MethodPut: ups.replaceUpstream,
+		http.MethodPatch: ups.patchUpstream, http.MethodDelete: ups.deleteUpstream,
 	})
-	api.Handle("/admin/api/keys", methods{http.MethodGet: h.listKeys, http.MethodPost: h.createKey})
+	api.Handle("/admin/api/keys", methods{http.MethodGet: keys.listKeys, http.MethodPost: keys.createKey})
 	api.Handle("/admin/api/keys/{name}", methods{
-		http.MethodGet: h.getKey, http.MethodPut: h.replaceKey,
-		http.MethodPatch: h.patchKey, http.MethodDelete: h.deleteKey,
+		http.MethodGet: keys.getKey, http.MethodPut: keys.replaceKey,
+		http.MethodPatch: keys.patchKey, http.MethodDelete: keys.deleteKey,
 	})
 	api.Handle("/admin/api/routes", methods{http.MethodGet: h.listRoutes})
 	api.Handle("/admin/api/routes/{model...}", methods{

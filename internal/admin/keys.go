@@ -21,11 +21,14 @@ func keyView(k config.Key) (tree, error) {
 	return toWire(k)
 }
 
-func (h *handler) listKeys(w http.ResponseWriter, r *http.Request) {
-	writeList(h, w, r, "keys", h.s.Keys, keyView)
+// keysAPI serves /admin/api/keys: the client keys, stored hashed.
+type keysAPI struct{ *handler }
+
+func (h keysAPI) listKeys(w http.ResponseWriter, r *http.Request) {
+	writeList(h.handler, w, r, "keys", h.s.Keys, keyView)
 }
 
-func (h *handler) getKey(w http.ResponseWriter, r *http.Request) {
+func (h keysAPI) getKey(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	keys, err := h.s.Keys(r.Context())
 	if err != nil {
@@ -41,7 +44,7 @@ func (h *handler) getKey(w http.ResponseWriter, r *http.Request) {
 	h.writeErr(w, r, "key", fmt.Errorf("key %q: %w", name, ErrNotFound))
 }
 
-func (h *handler) createKey(w http.ResponseWriter, r *http.Request) {
+func (h keysAPI) createKey(w http.ResponseWriter, r *http.Request) {
 	body, err := readObject(w, r)
 	if err != nil {
 		h.writeErr(w, r, "key", err)
@@ -61,12 +64,12 @@ func (h *handler) createKey(w http.ResponseWriter, r *http.Request) {
 	h.writeKey(w, r, http.StatusCreated, k, secret)
 }
 
-func (h *handler) replaceKey(w http.ResponseWriter, r *http.Request) { h.updateKey(w, r, false) }
+func (h keysAPI) replaceKey(w http.ResponseWriter, r *http.Request) { h.updateKey(w, r, false) }
 
-func (h *handler) patchKey(w http.ResponseWriter, r *http.Request) { h.updateKey(w, r, true) }
+func (h keysAPI) patchKey(w http.ResponseWriter, r *http.Request) { h.updateKey(w, r, true) }
 
 // updateKey answers PUT (merge false) and PATCH (merge true) of a key.
-func (h *handler) updateKey(w http.ResponseWriter, r *http.Request, merge bool) {
+func (h keysAPI) updateKey(w http.ResponseWriter, r *http.Request, merge bool) {
 	name := r.PathValue("name")
 	body, err := readObject(w, r)
 	if err != nil {
@@ -103,7 +106,7 @@ func (h *handler) updateKey(w http.ResponseWriter, r *http.Request, merge bool) 
 	h.writeKey(w, r, http.StatusOK, k, "")
 }
 
-func (h *handler) deleteKey(w http.ResponseWriter, r *http.Request) {
+func (h keysAPI) deleteKey(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if err := h.s.DeleteKey(r.Context(), name); err != nil {
 		h.writeErr(w, r, "key", err)
@@ -115,7 +118,7 @@ func (h *handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 
 // writeKey answers with k's view and, when the API generated it, the secret
 // (shown this once).
-func (h *handler) writeKey(w http.ResponseWriter, r *http.Request, status int, k config.Key, secret string) {
+func (h keysAPI) writeKey(w http.ResponseWriter, r *http.Request, status int, k config.Key, secret string) {
 	v, err := keyView(k)
 	if err != nil {
 		h.writeErr(w, r, "key", err)

@@ -54,11 +54,14 @@ func setPath(t tree, path string, v any) {
 	m[keys[len(keys)-1]] = v
 }
 
-func (h *handler) listUpstreams(w http.ResponseWriter, r *http.Request) {
-	writeList(h, w, r, "upstreams", h.s.Upstreams, upstreamView)
+// upstreamsAPI serves /admin/api/upstreams.
+type upstreamsAPI struct{ *handler }
+
+func (h upstreamsAPI) listUpstreams(w http.ResponseWriter, r *http.Request) {
+	writeList(h.handler, w, r, "upstreams", h.s.Upstreams, upstreamView)
 }
 
-func (h *handler) getUpstream(w http.ResponseWriter, r *http.Request) {
+func (h upstreamsAPI) getUpstream(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	ups, err := h.s.Upstreams(r.Context())
 	if err != nil {
@@ -74,7 +77,7 @@ func (h *handler) getUpstream(w http.ResponseWriter, r *http.Request) {
 	h.writeErr(w, r, "upstream", fmt.Errorf("upstream %q: %w", name, ErrNotFound))
 }
 
-func (h *handler) createUpstream(w http.ResponseWriter, r *http.Request) {
+func (h upstreamsAPI) createUpstream(w http.ResponseWriter, r *http.Request) {
 	body, err := readObject(w, r)
 	if err != nil {
 		h.writeErr(w, r, "upstream", err)
@@ -92,16 +95,16 @@ func (h *handler) createUpstream(w http.ResponseWriter, r *http.Request) {
 	h.writeUpstream(w, r, http.StatusCreated, u)
 }
 
-func (h *handler) replaceUpstream(w http.ResponseWriter, r *http.Request) {
+func (h upstreamsAPI) replaceUpstream(w http.ResponseWriter, r *http.Request) {
 	h.updateUpstream(w, r, false)
 }
 
-func (h *handler) patchUpstream(w http.ResponseWriter, r *http.Request) {
+func (h upstreamsAPI) patchUpstream(w http.ResponseWriter, r *http.Request) {
 	h.updateUpstream(w, r, true)
 }
 
 // updateUpstream answers PUT (merge false) and PATCH (merge true).
-func (h *handler) updateUpstream(w http.ResponseWriter, r *http.Request, merge bool) {
+func (h upstreamsAPI) updateUpstream(w http.ResponseWriter, r *http.Request, merge bool) {
 	name := r.PathValue("name")
 	body, err := readObject(w, r)
 	if err != nil {
@@ -129,7 +132,7 @@ func (h *handler) updateUpstream(w http.ResponseWriter, r *http.Request, merge b
 	h.writeUpstream(w, r, http.StatusOK, u)
 }
 
-func (h *handler) deleteUpstream(w http.ResponseWriter, r *http.Request) {
+func (h upstreamsAPI) deleteUpstream(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if err := h.s.DeleteUpstream(r.Context(), name); err != nil {
 		h.writeErr(w, r, "upstream", err)
@@ -157,7 +160,7 @@ func keepSecrets(merged, body tree, stored *config.Upstream) {
 	}
 }
 
-func (h *handler) writeUpstream(w http.ResponseWriter, r *http.Request, status int, u config.Upstream) {
+func (h upstreamsAPI) writeUpstream(w http.ResponseWriter, r *http.Request, status int, u config.Upstream) {
 	v, err := upstreamView(u)
 	if err != nil {
 		h.writeErr(w, r, "upstream", err)
