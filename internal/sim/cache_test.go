@@ -211,13 +211,6 @@ func TestSharedPromptCost(t *testing.T) {
 func TestNoisyNeighbour(t *testing.T) {
 	rp := simulate(t, examples+"noisy-neighbour.config.yaml", examples+"noisy-neighbour.yaml", 11)
 	c := rp.Summary.Comparison
-	byKey := func(ks []KeySummary) map[string]KeySummary {
-		m := map[string]KeySummary{}
-		for _, k := range ks {
-			m[k.Key] = k
-		}
-		return m
-	}
 	fair, fifo := byKey(c.With.Keys), byKey(c.Without.Keys)
 	for _, name := range []string{"steady", "noisy", "batch-jobs"} {
 		f, o := fair[name], fifo[name]
@@ -233,4 +226,13 @@ func TestNoisyNeighbour(t *testing.T) {
 	if s := fifo["steady"]; s.SuccessRate > 0.9 || s.QueueWaitMs.P99 < 10000 {
 		t.Errorf("FIFO: steady key %+v, want it to wait behind the flood (< 90%% served, p99 ≥ 10 s)", s)
 	}
+}
+
+// byKey indexes a run's per-key summaries by key name.
+func byKey(ks []KeySummary) map[string]KeySummary {
+	m := map[string]KeySummary{}
+	for _, k := range ks {
+		m[k.Key] = k
+	}
+	return m
 }

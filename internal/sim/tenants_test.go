@@ -11,13 +11,6 @@ import "testing"
 func TestNoisyTeam(t *testing.T) {
 	rp := simulate(t, examples+"noisy-team.config.yaml", examples+"noisy-team.yaml", 12)
 	c := rp.Summary.Comparison
-	byKey := func(ks []KeySummary) map[string]KeySummary {
-		m := map[string]KeySummary{}
-		for _, k := range ks {
-			m[k.Key] = k
-		}
-		return m
-	}
 	fair, fifo := byKey(c.With.Keys), byKey(c.Without.Keys)
 	for _, name := range []string{"solo", "ops-a", "research-a", "research-b", "research-c", "research-d"} {
 		f, o := fair[name], fifo[name]

@@ -2,11 +2,8 @@ package state
 
 import (
 	"context"
-	"net/url"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"switchyard/internal/clock"
 	"switchyard/internal/limits"
@@ -131,17 +128,11 @@ func TestRedisTenantLeaseExpiry(t *testing.T) {
 // instance); once Redis answers, the leases taken locally are registered
 // and the one released meanwhile is removed.
 func TestRedisTenantSlotsOutage(t *testing.T) {
-	target, err := redis.ParseURL(testRedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newTCPProxy(t, target.Addr)
-	u, _ := url.Parse(testRedisURL(t))
-	u.Host = proxy.addr
+	proxy, proxied := proxiedRedis(t)
 	clk := clock.NewFake(t0)
 	rec := newRecorder()
 	other := newTestDriver(t, clk)
-	p := newTestDriver(t, clk, sharing(other.r), withURL(u.String(), 300*time.Millisecond), withOptions(rec.options()))
+	p := newTestDriver(t, clk, sharing(other.r), withURL(proxied, 300*time.Millisecond), withOptions(rec.options()))
 	raw := rawClient(t)
 	ctx := context.Background()
 	key := p.r.keys.counter(teamSlots, "conc")

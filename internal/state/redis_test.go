@@ -1102,6 +1102,19 @@ type tcpProxy struct {
 	wg     sync.WaitGroup
 }
 
+// proxiedRedis starts a TCP proxy in front of the test Redis, for a test to
+// cut, and returns it with the Redis URL that goes through it.
+func proxiedRedis(t *testing.T) (*tcpProxy, string) {
+	target, err := redis.ParseURL(testRedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newTCPProxy(t, target.Addr)
+	u, _ := url.Parse(testRedisURL(t))
+	u.Host = proxy.addr
+	return proxy, u.String()
+}
+
 func newTCPProxy(t *testing.T, target string) *tcpProxy {
 	p := &tcpProxy{t: t, target: target, addr: "127.0.0.1:0"}
 	p.start()
@@ -1156,18 +1169,12 @@ func (p *tcpProxy) stop() {
 // the requests still in flight are registered again, so the counts
 // converge.
 func TestRedisOutageAndConvergence(t *testing.T) {
-	target, err := redis.ParseURL(testRedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newTCPProxy(t, target.Addr)
-	u, _ := url.Parse(testRedisURL(t))
-	u.Host = proxy.addr
+	proxy, proxied := proxiedRedis(t)
 	clk := clock.NewFake(t0)
 	rec := newRecorder()
 	a := newTestRedis(t, testCircuit, clk, withOptions(rec.options()))
 	// Same prefix, through the proxy: the instance that sees the outage.
-	p := newTestRedis(t, testCircuit, clk, sharing(a), withURL(u.String(), 300*time.Millisecond), withOptions(rec.options()))
+	p := newTestRedis(t, testCircuit, clk, sharing(a), withURL(proxied, 300*time.Millisecond), withOptions(rec.options()))
 	raw := rawClient(t)
 	ctx := context.Background()
 	adm := Admission{Upstream: "u", MaxConcurrency: 3}
