@@ -243,7 +243,14 @@ func TestHedgeSkipped(t *testing.T) {
 			recv(t, primary.got, "request at the primary")
 			f.waitTimers(raceTimers)
 			f.clock.Advance(300 * time.Millisecond)
-			f.waitTimers(raceTimers - 1) // the hedge was decided: no wait is pending
+			f.waitTimers(raceTimers - 1) // the hedge delay has passed
+			// The race notes the skipped hedge once it wakes; the primary's
+			// first byte sent before that could win the race's select instead.
+			for deadline := time.Now().Add(5 * time.Second); f.hedgeCount(tc.result) == 0; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the race never skipped the hedge as %s", tc.result)
+				}
+			}
 			primary.send(chunkEvent)
 			primary.send(doneEvent)
 			close(primary.release)
