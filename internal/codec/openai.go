@@ -44,7 +44,7 @@ func (c openAI) Encode(body []byte, model string, f Family) ([]byte, error) {
 
 // Usage reads prompt_tokens (the cached ones among them,
 // prompt_tokens_details.cached_tokens) and completion_tokens.
-func (c openAI) Usage(body []byte) Usage { return chatUsage(gjson.GetBytes(body, "usage")) }
+func (c openAI) Usage(body []byte) Usage { return chatUsage(peekJSON(body, "usage")) }
 
 // Observe reads the final chunk's usage (stream_options.include_usage) and
 // [DONE], and counts the chunks that carry a piece of the answer.

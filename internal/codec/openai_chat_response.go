@@ -103,12 +103,24 @@ func chatFinishReason(s StopReason) string {
 // chatUsage reads a usage object: prompt_tokens include the cached ones,
 // completion_tokens the reasoning ones, as in the canonical Usage.
 func chatUsage(u gjson.Result) Usage {
-	return Usage{
-		Input:     u.Get("prompt_tokens").Int(),
-		Output:    u.Get("completion_tokens").Int(),
-		CacheRead: u.Get("prompt_tokens_details.cached_tokens").Int(),
-		Reasoning: u.Get("completion_tokens_details.reasoning_tokens").Int(),
-	}
+	// One pass over the object: four lookups from its start read it four
+	// times, and every passthrough request reads a usage (a key given twice
+	// counts as given last).
+	var out Usage
+	u.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "prompt_tokens":
+			out.Input = v.Int()
+		case "completion_tokens":
+			out.Output = v.Int()
+		case "prompt_tokens_details":
+			out.CacheRead = v.Get("cached_tokens").Int()
+		case "completion_tokens_details":
+			out.Reasoning = v.Get("reasoning_tokens").Int()
+		}
+		return true
+	})
+	return out
 }
 
 // writeChatUsage writes a usage object with its details.
