@@ -42,44 +42,30 @@ type LogWriterOptions struct {
 // LogWriter writes request logs asynchronously in batches from a bounded
 // buffer, so the hot path never waits on the database.
 //
-// Enqueue never blocks: it appends the log to the buffer under a mutex and,
-// when the buffer has just filled a batch, wakes Run. Run, started once in
-// its own goroutine, writes every full batch when woken and whatever is
-// waiting when the FlushInterval ticks. Close stops accepting logs, stops Run
-// and writes what is still buffered. A failed batch is reported through
-// OnError and counted in Dropped; it never blocks Enqueue.
-//
-// The buffer is a slice, not a channel: a request hands its log over
-// without waking the writer's goroutine (a channel send wakes a parked
-// receiver on every log, two futex calls and a trip through the scheduler
-// per request), and its memory grows with the backlog instead of being
-// allocated for BufferSize logs at start (docs/benchmarks.md).
+// Enqueue never blocks. Run, started once in its own goroutine, collects logs
+// into batches and writes a batch when it reaches BatchSize or when the
+// FlushInterval ticks. Close stops accepting logs, stops Run and writes what
+// is still buffered. A failed batch is reported through OnError and counted
+// in Dropped; it never blocks Enqueue.
 type LogWriter struct {
 	store Store
 	opts  LogWriterOptions
+	buf   chan RequestLog
 
-	// mu guards ring, head, n, batch and closed.
-	mu sync.Mutex
-	// ring holds the n logs waiting, oldest first from ring[head],
-	// wrapping around; n ≤ BufferSize. It grows by doubling as a backlog
-	// builds, up to BufferSize logs.
-	ring    []RequestLog
-	head, n int
-	// batch is the one batch being written (by Run, or by Close after Run
-	// returned): take copies logs out of ring into it, so that Enqueue
-	// may reuse their room while the batch is written.
-	batch  []RequestLog
-	closed bool
-	// kick wakes Run when a full batch is waiting; one token is enough.
-	kick chan struct{}
+	// closeMu guards closed. Enqueue holds it for reading while it sends, so
+	// that once Close has taken it for writing no log can enter buf.
+	closeMu sync.RWMutex
+	closed  bool
 
 	stop     chan struct{} // closed by Close to stop Run
 	stopOnce sync.Once
 
-	// runMu guards running and runDone.
-	runMu   sync.Mutex
-	running bool
-	runDone chan struct{} // closed when the current Run returns
+	// runMu guards running, runDone, leftover and abandoned.
+	runMu     sync.Mutex
+	running   bool
+	runDone   chan struct{} // closed when the current Run returns
+	leftover  []RequestLog  // the partial batch a returning Run hands to Close
+	abandoned bool          // Close gave up waiting; Run drops its partial batch
 
 	dropped atomic.Uint64
 	written atomic.Uint64
@@ -103,7 +89,7 @@ func NewLogWriter(s Store, opts LogWriterOptions) *LogWriter {
 	return &LogWriter{
 		store: s,
 		opts:  opts,
-		kick:  make(chan struct{}, 1),
+		buf:   make(chan RequestLog, opts.BufferSize),
 		stop:  make(chan struct{}),
 	}
 }
@@ -111,42 +97,17 @@ func NewLogWriter(s Store, opts LogWriterOptions) *LogWriter {
 // Enqueue hands l to the writer without blocking. It returns false, and
 // counts l in Dropped, when the buffer is full or the writer is closed.
 func (w *LogWriter) Enqueue(l RequestLog) bool {
-	w.mu.Lock()
-	if w.closed || w.n >= w.opts.BufferSize {
-		w.mu.Unlock()
-		w.dropped.Add(1)
-		return false
-	}
-	if w.n == len(w.ring) {
-		w.grow()
-	}
-	i := w.head + w.n
-	if i >= len(w.ring) {
-		i -= len(w.ring)
-	}
-	w.ring[i] = l
-	w.n++
-	full := w.n == w.opts.BatchSize
-	w.mu.Unlock()
-	if full {
-		// Run takes every full batch once woken, and the count of waiting
-		// logs only grows one at a time: waking it each time a batch
-		// fills is enough.
+	w.closeMu.RLock()
+	defer w.closeMu.RUnlock()
+	if !w.closed {
 		select {
-		case w.kick <- struct{}{}:
+		case w.buf <- l:
+			return true
 		default:
 		}
 	}
-	return true
-}
-
-// grow doubles the ring (from 64 logs, up to BufferSize), keeping the
-// waiting logs in order. w.mu is held.
-func (w *LogWriter) grow() {
-	next := make([]RequestLog, min(max(2*len(w.ring), 64), w.opts.BufferSize))
-	k := copy(next, w.ring[w.head:min(w.head+w.n, len(w.ring))])
-	copy(next[k:], w.ring[:w.n-k])
-	w.ring, w.head = next, 0
+	w.dropped.Add(1)
+	return false
 }
 
 // Dropped returns the number of logs lost: refused by Enqueue (buffer full or
@@ -157,10 +118,10 @@ func (w *LogWriter) Dropped() uint64 { return w.dropped.Load() }
 // Written returns the number of logs stored successfully.
 func (w *LogWriter) Written() uint64 { return w.written.Load() }
 
-// Run writes full batches as they fill and the rest every FlushInterval,
-// until ctx ends or Close is called; call it once, in its own goroutine. A
-// batch already being written when ctx ends is completed (its insert does
-// not inherit the cancellation); logs still waiting are left for Close to
+// Run collects buffered logs into batches and writes them until ctx ends or
+// Close is called; call it once, in its own goroutine. A batch already being
+// written when ctx ends is completed (its insert does not inherit the
+// cancellation); the partial batch still in memory is left for Close to
 // write. A second concurrent Run, or a Run after Close, returns at once.
 func (w *LogWriter) Run(ctx context.Context) {
 	w.runMu.Lock()
@@ -171,82 +132,47 @@ func (w *LogWriter) Run(ctx context.Context) {
 	w.running = true
 	done := make(chan struct{})
 	w.runDone = done
+	batch := w.leftover
+	w.leftover = nil
 	w.runMu.Unlock()
-	defer func() {
-		w.runMu.Lock()
-		w.running = false
-		w.runMu.Unlock()
-		close(done)
-	}()
 
+	defer close(done)
+	if batch == nil {
+		batch = make([]RequestLog, 0, w.opts.BatchSize)
+	}
 	// The insert of a batch taken from the buffer is completed even when
 	// ctx ends meanwhile: cancelling it would only lose the batch.
 	insertCtx := context.WithoutCancel(ctx)
 	tick := w.opts.Clock.After(w.opts.FlushInterval)
 	for {
+		// Close takes over promptly: without this check the select below
+		// could keep draining a backlog that Close would rather write
+		// under its own deadline.
+		if w.isStopped() {
+			w.handOver(batch)
+			return
+		}
 		select {
 		case <-ctx.Done():
+			w.handOver(batch)
 			return
 		case <-w.stop:
+			w.handOver(batch)
 			return
-		case <-w.kick:
-			w.flush(insertCtx, true)
+		case l := <-w.buf:
+			batch = append(batch, l)
+			if len(batch) >= w.opts.BatchSize {
+				w.write(insertCtx, batch)
+				batch = batch[:0]
+			}
 		case <-tick:
-			w.flush(insertCtx, false)
+			if len(batch) > 0 {
+				w.write(insertCtx, batch)
+				batch = batch[:0]
+			}
 			tick = w.opts.Clock.After(w.opts.FlushInterval)
 		}
 	}
-}
-
-// flush writes waiting logs batch by batch: only full batches when
-// fullOnly, else every one. It stops early when Close has been called, so
-// that Close takes over promptly (a backlog is written under Close's
-// deadline, not Run's).
-func (w *LogWriter) flush(ctx context.Context, fullOnly bool) {
-	for !w.isStopped() {
-		batch := w.take(fullOnly)
-		if len(batch) == 0 {
-			return
-		}
-		w.write(ctx, batch)
-	}
-}
-
-// take moves at most BatchSize of the oldest waiting logs into w.batch and
-// returns it; nothing when none wait, or when fullOnly and fewer than
-// BatchSize do. The batch is valid until the next take.
-func (w *LogWriter) take(fullOnly bool) []RequestLog {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	m := min(w.n, w.opts.BatchSize)
-	if m == 0 || fullOnly && m < w.opts.BatchSize {
-		return nil
-	}
-	if w.batch == nil {
-		w.batch = make([]RequestLog, 0, w.opts.BatchSize)
-	}
-	clear(w.batch) // the previous batch's strings, no longer needed
-	first := w.ring[w.head:min(w.head+m, len(w.ring))]
-	w.batch = append(w.batch[:0], first...)
-	clear(first)
-	if rest := m - len(first); rest > 0 {
-		w.batch = append(w.batch, w.ring[:rest]...)
-		clear(w.ring[:rest])
-	}
-	w.head += m
-	if w.head >= len(w.ring) {
-		w.head -= len(w.ring)
-	}
-	w.n -= m
-	if w.n == 0 {
-		w.head = 0
-		if !fullOnly && len(w.ring) > 4*w.opts.BatchSize {
-			// A backlog has drained by the interval's flush, so logs
-			// arrive slower than batches fill: give its memory back.
-			w.ring = nil
-		}
-	}
-	return w.batch
 }
 
 // Close stops accepting logs, stops Run, and writes every log still buffered,
@@ -254,9 +180,9 @@ func (w *LogWriter) take(fullOnly bool) []RequestLog {
 // counts every log it could not write as dropped and returns an error
 // wrapping ctx.Err(). Close after Close is a no-op that returns nil.
 func (w *LogWriter) Close(ctx context.Context) error {
-	w.mu.Lock()
+	w.closeMu.Lock()
 	w.closed = true
-	w.mu.Unlock()
+	w.closeMu.Unlock()
 	w.stopOnce.Do(func() { close(w.stop) })
 
 	w.runMu.Lock()
@@ -266,34 +192,56 @@ func (w *LogWriter) Close(ctx context.Context) error {
 		select {
 		case <-done:
 		case <-ctx.Done():
-			// Run is still writing its batch; what waits behind it is lost.
-			w.dropped.Add(uint64(w.dropWaiting()))
+			w.abandon()
 			return fmt.Errorf("closing log writer: waiting for the batch being written: %w", ctx.Err())
 		}
 	}
+
+	w.runMu.Lock()
+	batch := w.leftover
+	w.leftover = nil
+	w.runMu.Unlock()
 	for {
-		if err := ctx.Err(); err != nil {
-			if n := w.dropWaiting(); n > 0 {
-				w.dropped.Add(uint64(n))
-				return fmt.Errorf("closing log writer: %d logs unwritten: %w", n, err)
+		for len(batch) < w.opts.BatchSize {
+			l, ok := w.tryReceive()
+			if !ok {
+				break
 			}
-			return nil
+			batch = append(batch, l)
 		}
-		batch := w.take(false)
 		if len(batch) == 0 {
 			return nil
 		}
+		if err := ctx.Err(); err != nil {
+			n := len(batch) + w.dropBuffered()
+			w.dropped.Add(uint64(n))
+			return fmt.Errorf("closing log writer: %d logs unwritten: %w", n, err)
+		}
 		w.write(ctx, batch)
+		batch = batch[:0]
 	}
 }
 
-// dropWaiting empties the buffer and returns how many logs it held.
-func (w *LogWriter) dropWaiting() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := w.n
-	w.ring, w.head, w.n = nil, 0, 0
-	return n
+// abandon is Close giving up on a Run that is still writing: the logs left in
+// the buffer, and the partial batch Run will hand over, count as dropped.
+func (w *LogWriter) abandon() {
+	w.runMu.Lock()
+	w.abandoned = true
+	n := len(w.leftover)
+	w.leftover = nil
+	w.runMu.Unlock()
+	w.dropped.Add(uint64(n + w.dropBuffered()))
+}
+
+// dropBuffered empties the buffer and returns how many logs it held.
+func (w *LogWriter) dropBuffered() int {
+	n := 0
+	for {
+		if _, ok := w.tryReceive(); !ok {
+			return n
+		}
+		n++
+	}
 }
 
 // write inserts one batch and updates the counters; a failure is reported
@@ -307,6 +255,30 @@ func (w *LogWriter) write(ctx context.Context, batch []RequestLog) {
 		return
 	}
 	w.written.Add(uint64(len(batch)))
+}
+
+// handOver stores a returning Run's partial batch for Close (or a later Run)
+// and marks Run as no longer running.
+func (w *LogWriter) handOver(batch []RequestLog) {
+	w.runMu.Lock()
+	defer w.runMu.Unlock()
+	w.running = false
+	switch {
+	case len(batch) == 0:
+	case w.abandoned:
+		w.dropped.Add(uint64(len(batch)))
+	default:
+		w.leftover = append(w.leftover, batch...)
+	}
+}
+
+func (w *LogWriter) tryReceive() (RequestLog, bool) {
+	select {
+	case l := <-w.buf:
+		return l, true
+	default:
+		return RequestLog{}, false
+	}
 }
 
 func (w *LogWriter) isStopped() bool {

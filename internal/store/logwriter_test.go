@@ -314,55 +314,6 @@ func TestLogWriterFullBufferDrops(t *testing.T) {
 	})
 }
 
-// TestLogWriterKeepsOrderAcrossWrapAndGrowth writes while logs arrive, so
-// that the buffer's ring wraps around and then grows with logs on both sides
-// of its end: every log is stored once, in order.
-func TestLogWriterKeepsOrderAcrossWrapAndGrowth(t *testing.T) {
-	tests := []struct {
-		name  string
-		batch int
-		// first is enqueued before Run takes one batch and blocks in the
-		// store; more are enqueued while it is blocked.
-		first int
-		more  []int
-	}{
-		// The ring starts at 64 logs: 15 enqueued, 10 taken (head 10), 49
-		// fill it to its end, 5 wrap to its start, 5 fill it, 1 grows it.
-		{"wrap then grow", 10, 15, []int{49, 5, 5, 1}},
-		{"grow twice", 7, 20, []int{60, 100, 3}},
-		{"batch of one", 1, 2, []int{63, 1, 200}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				fs := &fakeStore{block: make(chan struct{})}
-				w := store.NewLogWriter(fs, store.LogWriterOptions{
-					BufferSize: 1000, BatchSize: tt.batch, FlushInterval: time.Hour, Clock: clock.NewFake(epoch),
-				})
-				stop := startRun(w)
-				defer stop()
-				enqueue(t, w, 0, tt.first)
-				synctest.Wait() // Run holds one batch, blocked in the store
-				next := tt.first
-				for _, m := range tt.more {
-					enqueue(t, w, next, next+m)
-					next += m
-				}
-				close(fs.block)
-				if err := w.Close(context.Background()); err != nil {
-					t.Fatalf("Close: %v", err)
-				}
-				if got := fs.ids(); !slices.Equal(got, idsUpTo(next)) {
-					t.Errorf("stored ids = %v, want %v in order", got, idsUpTo(next))
-				}
-				if w.Written() != uint64(next) || w.Dropped() != 0 {
-					t.Errorf("Written, Dropped = %d, %d, want %d, 0", w.Written(), w.Dropped(), next)
-				}
-			})
-		})
-	}
-}
-
 func TestLogWriterInsertErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		errBoom := errors.New("disk on fire")
