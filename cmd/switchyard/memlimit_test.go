@@ -5,29 +5,45 @@ import "testing"
 func TestMemoryGovernor(t *testing.T) {
 	const mib = 1 << 20
 	g := &memoryGovernor{configured: 40 * mib, current: 40 * mib}
-	steps := []struct {
+	type step struct {
 		used    int64
 		limit   int64
 		changed bool
-	}{
-		{20 * mib, 40 * mib, false},
-		{37 * mib, 40 * mib, false}, // above 90%: one
-		{38 * mib, 40 * mib, false}, // two
-		{30 * mib, 40 * mib, false}, // the run is broken
-		{37 * mib, 40 * mib, false},
-		{38 * mib, 40 * mib, false},
-		{39 * mib, 78 * mib, true}, // three in a row: twice what is in use
-		{70 * mib, 78 * mib, false},
-		{71 * mib, 78 * mib, false},
-		{72 * mib, 78 * mib, false},
-		{25 * mib, 78 * mib, false}, // not under a quarter of the raised limit
-		{19 * mib, 40 * mib, true},  // under a quarter: twice the use, but never under memory_limit_mb
-		{10 * mib, 40 * mib, false},
-		{39 * mib, 40 * mib, false},
-		{39 * mib, 40 * mib, false},
-		{200 * mib, 400 * mib, true},
-		{90 * mib, 180 * mib, true}, // under a quarter of 400: twice the use
-		{90 * mib, 180 * mib, false},
+	}
+	// times repeats a step n times.
+	times := func(n int, s step) []step {
+		out := make([]step, n)
+		for i := range out {
+			out[i] = s
+		}
+		return out
+	}
+	var steps []step
+	for _, part := range [][]step{
+		{{20 * mib, 40 * mib, false}},
+		{{37 * mib, 40 * mib, false}}, // above 90%: one
+		{{38 * mib, 40 * mib, false}}, // two
+		{{30 * mib, 40 * mib, false}}, // the run is broken
+		{{37 * mib, 40 * mib, false}},
+		{{38 * mib, 40 * mib, false}},
+		{{39 * mib, 78 * mib, true}}, // three in a row: twice what is in use
+		{{70 * mib, 78 * mib, false}},
+		{{71 * mib, 78 * mib, false}},
+		{{72 * mib, 78 * mib, false}},
+		{{25 * mib, 78 * mib, false}},             // not under a quarter of the raised limit
+		times(7, step{19 * mib, 78 * mib, false}), // under a quarter: seven checks
+		{{40 * mib, 78 * mib, false}},             // the run is broken (between two waves)
+		times(7, step{19 * mib, 78 * mib, false}),
+		{{19 * mib, 40 * mib, true}}, // eight in a row: twice the use, but never under memory_limit_mb
+		{{10 * mib, 40 * mib, false}},
+		{{39 * mib, 40 * mib, false}},
+		{{39 * mib, 40 * mib, false}},
+		{{200 * mib, 400 * mib, true}},
+		times(7, step{90 * mib, 400 * mib, false}),
+		{{90 * mib, 180 * mib, true}}, // under a quarter of 400: twice the use
+		{{90 * mib, 180 * mib, false}},
+	} {
+		steps = append(steps, part...)
 	}
 	for i, s := range steps {
 		limit, changed := g.step(s.used)
