@@ -24,11 +24,11 @@ import (
 // a row (three quarters of a second), it raises the limit to twice what is
 // in use, and logs why. Near the limit with the collector at ease — JSON
 // traffic, whose garbage the limit exists to bound — it leaves the limit
-// alone. When use stays
-// under a quarter of a raised limit for lowerAfter checks (two seconds) it
-// lowers the limit again, to twice what is in use but never under
-// memory_limit_mb. Lowering waits longer than raising, so that the lull
-// between two waves of traffic does not bring back the spiral.
+// alone. When use stays under a quarter of a raised limit for lowerAfter
+// checks (two seconds) it lowers the limit again, to twice what is in use
+// but never under memory_limit_mb. Lowering waits longer than raising, so
+// that the lull between two waves of traffic does not bring back the
+// spiral.
 //
 // Measured with 1,000 streams arriving within a second at the default 40 MiB
 // (docs/benchmarks.md#the-memory-governor-and-a-surge-of-streams): checked
