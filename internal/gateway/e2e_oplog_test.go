@@ -134,7 +134,12 @@ func TestOperatorLog(t *testing.T) {
 	for _, m := range []*mock.Server{flaky, limited, good} {
 		m.SetBehavior(mock.Behavior{ForceStatus: http.StatusTooManyRequests})
 	}
-	fc.Advance(gateway.RequestSummaryInterval) // flush what came before
+	// One refused request, then the interval ends: its line shows that the
+	// summary has been flushed (on the log's own goroutine) before the
+	// storm starts, so the storm's requests all count in the next interval.
+	send(http.StatusServiceUnavailable)
+	fc.Advance(gateway.RequestSummaryInterval)
+	waitLine(t, logs, "requests refused", map[string]any{"route": "gpt-4o", "count": float64(1)})
 	before := len(matching(logs.lines(t), "requests refused", nil))
 	const storm = 60
 	for range storm {
