@@ -180,7 +180,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Gateway, error
 	}
 	g.metrics = g.newMetrics()
 	if g.shared != nil {
-		g.metrics.EnableSharedState()
+		g.metrics.Shared().Enable()
 		g.affinity = g.shared.Affinity(g.sessions)
 	}
 	if err := g.seedStore(ctx, g.cfg); err != nil {

@@ -17,9 +17,9 @@ func (g *Gateway) openShared() error {
 	}
 	r, err := state.NewRedis(g.cfg.State, g.cfg.Circuit, state.RedisOptions{
 		Clock: g.clock, Logger: g.log,
-		OnRoundTrip:  func(op string) { g.metrics.StateRoundTrip(op) },
-		OnFallback:   func(op string) { g.metrics.StateFallback(op) },
-		OnUp:         func(up bool) { g.metrics.StateRedisUp(up) },
+		OnRoundTrip:  func(op string) { g.metrics.Shared().RoundTrip(op) },
+		OnFallback:   func(op string) { g.metrics.Shared().Fallback(op) },
+		OnUp:         func(up bool) { g.metrics.Shared().RedisUp(up) },
 		OnTransition: func(upstream, to, reason string) { g.ops.breaker(upstream, "", to, reason, true) },
 	})
 	if err != nil {

@@ -25,10 +25,10 @@ func recordAll(m *Metrics) {
 	m.Selection("gpt-4o", "openai-main")
 	m.Affinity(AffinityHit)
 	m.SetStateSource(fakeSource{{Name: "openai-main"}})
-	m.EnableSharedState()
-	m.StateRedisUp(false)
-	m.StateFallback("admit")
-	m.StateRoundTrip("admit")
+	m.Shared().Enable()
+	m.Shared().RedisUp(false)
+	m.Shared().Fallback("admit")
+	m.Shared().RoundTrip("admit")
 }
 
 // families returns the switchyard_ families the registry holds after recordAll.

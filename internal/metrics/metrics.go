@@ -39,7 +39,7 @@ type Metrics struct {
 	source      atomic.Pointer[source]        // the StateSource, or nil
 	droppedFn   atomic.Pointer[func() uint64] // the SetDroppedLogs hook, or nil
 	dropped     atomic.Uint64                 // dropped request logs counted by DroppedLogs
-	shared      atomic.Pointer[sharedState]   // the state.driver: redis families, or nil
+	shared      SharedStateMetrics            // the state.driver: redis families, once enabled
 
 	requests    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
@@ -70,7 +70,7 @@ type Metrics struct {
 	selectionsC  *children[[2]string, prometheus.Counter]  // route, upstream
 	hedgesC      *children[[2]string, prometheus.Counter]  // route, result
 
-	tenants tenantMetrics
+	tenants TenantMetrics
 }
 
 // tokenSet holds the children of one upstream and model, one a direction.
@@ -181,6 +181,7 @@ func New(upstreams, models func() []string, opts ...Option) *Metrics {
 		m.affinity[i] = aff.WithLabelValues(r)
 	}
 	m.tenants = newTenantMetrics(m.reg)
+	m.shared.reg = m.reg
 	m.reg.MustRegister(&stateCollector{m: m},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -244,12 +245,12 @@ func (m *Metrics) Refresh() {
 	if old == nil {
 		return
 	}
-	m.deleteSeries("upstream", old.upstreams.dropped(next.upstreams),
+	deleteSeries("upstream", old.upstreams.dropped(next.upstreams),
 		m.requests, m.duration, m.attempts, m.upErrors, m.rateLimited, m.ttft, m.tokens, m.spend, m.cost, m.selections)
-	m.deleteSeries("model", old.models.dropped(next.models), m.requests, m.tokens, m.cost)
-	m.deleteSeries("route", old.routes.dropped(next.routes), m.retries, m.selections, m.hedges)
+	deleteSeries("model", old.models.dropped(next.models), m.requests, m.tokens, m.cost)
+	deleteSeries("route", old.routes.dropped(next.routes), m.retries, m.selections, m.hedges)
 	if old.keys != nil && next.keys != nil {
-		m.deleteSeries("key", old.keys.dropped(next.keys), m.spend, m.cost)
+		deleteSeries("key", old.keys.dropped(next.keys), m.spend, m.cost)
 	}
 	m.resetCaches()
 }
@@ -261,10 +262,10 @@ type partialDeleter interface {
 
 // deleteSeries deletes, from every vector, the series whose label has one of
 // the values.
-func (m *Metrics) deleteSeries(label string, values []string, vecs ...partialDeleter) {
+func deleteSeries(labelName string, values []string, vecs ...partialDeleter) {
 	for _, v := range values {
 		for _, vec := range vecs {
-			vec.DeletePartialMatch(prometheus.Labels{label: v})
+			vec.DeletePartialMatch(prometheus.Labels{labelName: v})
 		}
 	}
 }
@@ -327,27 +328,29 @@ func (m *Metrics) lookup(name string, pick func(*names) nameSet) string {
 	return Other
 }
 
-func pickUpstreams(n *names) nameSet { return n.upstreams }
-func pickModels(n *names) nameSet    { return n.models }
-func pickRoutes(n *names) nameSet    { return n.routes }
+// A label is a label bounded by the configured names (see the package doc).
+type label int
 
-// upstream bounds an upstream name.
-func (m *Metrics) upstream(name string) string { return m.lookup(name, pickUpstreams) }
+const (
+	upstreamLabel label = iota
+	modelLabel
+	routeLabel
+	keyLabel // bounded only when WithKeys is set
+)
 
-// model bounds a client model name.
-func (m *Metrics) model(name string) string { return m.lookup(name, pickModels) }
+// picks selects each label's set from the current names.
+var picks = [...]func(*names) nameSet{
+	upstreamLabel: func(n *names) nameSet { return n.upstreams },
+	modelLabel:    func(n *names) nameSet { return n.models },
+	routeLabel:    func(n *names) nameSet { return n.routes },
+	keyLabel:      func(n *names) nameSet { return n.keys },
+}
 
-// route bounds a route name.
-func (m *Metrics) route(name string) string { return m.lookup(name, pickRoutes) }
-
-// key bounds a client key name: against WithKeys when set, else only ""
-// becomes None.
-func (m *Metrics) key(name string) string {
-	if name == "" {
-		return None
-	}
-	if m.names.Load().keys == nil {
+// bound returns the value of label l for name: lookup's, except that a key
+// name is itself when no WithKeys bounds the keys ("" is still None).
+func (m *Metrics) bound(l label, name string) string {
+	if l == keyLabel && name != "" && m.names.Load().keys == nil {
 		return name
 	}
-	return m.lookup(name, func(n *names) nameSet { return n.keys })
+	return m.lookup(name, picks[l])
 }

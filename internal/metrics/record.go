@@ -13,8 +13,8 @@ import (
 // arrival to the last byte. It increments switchyard_requests_total and
 // observes switchyard_request_duration_seconds.
 func (m *Metrics) Request(upstream, model string, status int, stream bool, dur time.Duration) {
-	u, s := m.upstream(upstream), boolLabel(stream)
-	m.requestsC.get([4]string{u, m.model(model), codeClass(status), s}).Inc()
+	u, s := m.bound(upstreamLabel, upstream), boolLabel(stream)
+	m.requestsC.get([4]string{u, m.bound(modelLabel, model), codeClass(status), s}).Inc()
 	m.durationC.get([2]string{u, s}).Observe(dur.Seconds())
 }
 
@@ -22,13 +22,13 @@ func (m *Metrics) Request(upstream, model string, status int, stream bool, dur t
 // the Outcome constants (the names of outcome.Class); anything else is
 // recorded as "other".
 func (m *Metrics) Attempt(upstream, outcome string) {
-	m.attemptsC.get([2]string{m.upstream(upstream), outcomeLabel(outcome)}).Inc()
+	m.attemptsC.get([2]string{m.bound(upstreamLabel, upstream), outcomeLabel(outcome)}).Inc()
 }
 
 // Retry records one attempt after the first within a client request, for
 // route (the configured route or model name).
 func (m *Metrics) Retry(route string) {
-	m.retriesC.get([1]string{m.route(route)}).Inc()
+	m.retriesC.get([1]string{m.bound(routeLabel, route)}).Inc()
 }
 
 // Hedge results of switchyard_hedges_total.
@@ -41,7 +41,7 @@ const (
 
 // Hedge records one hedge of route by result: one of the Hedge constants.
 func (m *Metrics) Hedge(route, result string) {
-	m.hedgesC.get([2]string{m.route(route), result}).Inc()
+	m.hedgesC.get([2]string{m.bound(routeLabel, route), result}).Inc()
 }
 
 // ClientDisconnect records one client request whose client went away.
@@ -50,19 +50,19 @@ func (m *Metrics) ClientDisconnect() { m.disconnects.Inc() }
 // UpstreamError records one failure of upstream by class: one of the Error
 // constants; anything else is recorded as "other".
 func (m *Metrics) UpstreamError(upstream, class string) {
-	m.upErrorsC.get([2]string{m.upstream(upstream), errorClassLabel(class)}).Inc()
+	m.upErrorsC.get([2]string{m.bound(upstreamLabel, upstream), errorClassLabel(class)}).Inc()
 }
 
 // RateLimited records one 429 from upstream and the limit it reports:
 // LimitRequests, LimitTokens or LimitUnknown ("" counts as LimitUnknown,
 // anything else as "other").
 func (m *Metrics) RateLimited(upstream, limitType string) {
-	m.rateLimitedC.get([2]string{m.upstream(upstream), limitTypeLabel(limitType)}).Inc()
+	m.rateLimitedC.get([2]string{m.bound(upstreamLabel, upstream), limitTypeLabel(limitType)}).Inc()
 }
 
 // TTFT observes the time to first token of one attempt on upstream.
 func (m *Metrics) TTFT(upstream string, d time.Duration) {
-	m.ttftC.get([1]string{m.upstream(upstream)}).Observe(d.Seconds())
+	m.ttftC.get([1]string{m.bound(upstreamLabel, upstream)}).Observe(d.Seconds())
 }
 
 // Tokens adds the tokens an upstream reported for one request of the
@@ -73,7 +73,7 @@ func (m *Metrics) Tokens(upstream, model string, in, out, cacheRead, cacheWrite 
 	if in <= 0 && out <= 0 {
 		return
 	}
-	p := m.tokensC.get([2]string{m.upstream(upstream), m.model(model)})
+	p := m.tokensC.get([2]string{m.bound(upstreamLabel, upstream), m.bound(modelLabel, model)})
 	for _, c := range [...]struct {
 		n int64
 		c prometheus.Counter
@@ -91,7 +91,7 @@ func (m *Metrics) Cost(upstream, model, key string, usd float64) {
 	if !(usd > 0) || math.IsInf(usd, 1) {
 		return
 	}
-	m.costC.get([3]string{m.upstream(upstream), m.model(model), m.key(key)}).Add(usd)
+	m.costC.get([3]string{m.bound(upstreamLabel, upstream), m.bound(modelLabel, model), m.bound(keyLabel, key)}).Add(usd)
 }
 
 // Spend adds the cost in US dollars of one request served by upstream for
@@ -101,13 +101,13 @@ func (m *Metrics) Spend(upstream, key string, usd float64) {
 	if !(usd > 0) || math.IsInf(usd, 1) {
 		return
 	}
-	m.spendC.get([2]string{m.upstream(upstream), m.key(key)}).Add(usd)
+	m.spendC.get([2]string{m.bound(upstreamLabel, upstream), m.bound(keyLabel, key)}).Add(usd)
 }
 
 // Selection records one routing decision for route that placed upstream
 // first.
 func (m *Metrics) Selection(route, upstream string) {
-	m.selectionsC.get([2]string{m.route(route), m.upstream(upstream)}).Inc()
+	m.selectionsC.get([2]string{m.bound(routeLabel, route), m.bound(upstreamLabel, upstream)}).Inc()
 }
 
 // Affinity records one session-affinity lookup by result: one of the

@@ -1,6 +1,10 @@
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Shared-state operations, the op label of the state families (state.Op*).
 var stateOps = []string{"admit", "settle", "affinity", "sync", "lease", "tenant"}
@@ -12,11 +16,22 @@ type sharedState struct {
 	roundTrips map[string]prometheus.Counter
 }
 
-// EnableSharedState registers the families of state.driver: redis:
+// SharedStateMetrics are the families of state.driver: redis, absent until
+// Enable. Metrics.Shared returns them; every method is safe for concurrent
+// use and does nothing before Enable.
+type SharedStateMetrics struct {
+	reg *prometheus.Registry
+	p   atomic.Pointer[sharedState]
+}
+
+// Shared returns the shared-state families.
+func (m *Metrics) Shared() *SharedStateMetrics { return &m.shared }
+
+// Enable registers the families of state.driver: redis:
 // switchyard_state_redis_up, switchyard_state_fallbacks_total and
 // switchyard_state_redis_round_trips_total. Call it once, before traffic;
 // with the memory driver they are absent.
-func (m *Metrics) EnableSharedState() {
+func (m *SharedStateMetrics) Enable() {
 	s := &sharedState{
 		up: prometheus.NewGauge(prometheus.GaugeOpts{Name: "switchyard_state_redis_up",
 			Help: "1 while Redis answers and routing state is shared, 0 while this instance routes on its local state."}),
@@ -31,12 +46,12 @@ func (m *Metrics) EnableSharedState() {
 	}
 	s.up.Set(1)
 	m.reg.MustRegister(s.up, fb, rt)
-	m.shared.Store(s)
+	m.p.Store(s)
 }
 
-// StateRedisUp sets switchyard_state_redis_up.
-func (m *Metrics) StateRedisUp(up bool) {
-	if s := m.shared.Load(); s != nil {
+// RedisUp sets switchyard_state_redis_up.
+func (m *SharedStateMetrics) RedisUp(up bool) {
+	if s := m.p.Load(); s != nil {
 		v := 0.0
 		if up {
 			v = 1
@@ -45,18 +60,18 @@ func (m *Metrics) StateRedisUp(up bool) {
 	}
 }
 
-// StateFallback counts one operation served from local state.
-func (m *Metrics) StateFallback(op string) {
-	if s := m.shared.Load(); s != nil {
+// Fallback counts one operation served from local state.
+func (m *SharedStateMetrics) Fallback(op string) {
+	if s := m.p.Load(); s != nil {
 		if c := s.fallbacks[op]; c != nil {
 			c.Inc()
 		}
 	}
 }
 
-// StateRoundTrip counts one round trip to Redis.
-func (m *Metrics) StateRoundTrip(op string) {
-	if s := m.shared.Load(); s != nil {
+// RoundTrip counts one round trip to Redis.
+func (m *SharedStateMetrics) RoundTrip(op string) {
+	if s := m.p.Load(); s != nil {
 		if c := s.roundTrips[op]; c != nil {
 			c.Inc()
 		}

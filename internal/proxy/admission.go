@@ -39,7 +39,7 @@ func (q *request) admit(ctx context.Context, up *upstream, waitable bool) (state
 		return nil, q.denied(err, waitable)
 	}
 	if waitable {
-		q.s.opts.Metrics.QueueWait(q.key.tenant.Class.String(), q.s.opts.Clock.Now().Sub(start).Seconds())
+		q.s.opts.Metrics.Tenants().QueueWait(q.key.tenant.Class.String(), q.s.opts.Clock.Now().Sub(start).Seconds())
 	}
 	return lease, skip{}
 }
@@ -60,7 +60,7 @@ func (q *request) denied(err error, waitable bool) skip {
 		sk.reason = "rate limit reached"
 	case errors.Is(err, limits.ErrShed):
 		sk.reason, sk.shed = "shed: batch", true
-		q.s.opts.Metrics.Shed(q.key.tenant.Class.String())
+		q.s.opts.Metrics.Tenants().Shed(q.key.tenant.Class.String())
 	case errors.Is(err, limits.ErrQueueFull), errors.Is(err, limits.ErrQueueTimeout):
 		if q.r.Context().Err() == nil {
 			sk.queueErr = err

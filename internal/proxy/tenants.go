@@ -33,7 +33,7 @@ var (
 // and counts a team's refusal in the metrics.
 func (q *request) refuse(l tenantLimit, team, msg string, wait time.Duration) error {
 	if team != "" {
-		q.s.opts.Metrics.TeamLimited(team, l.limit)
+		q.s.opts.Metrics.Tenants().TeamLimited(team, l.limit)
 	}
 	e := newError(l.sentinel, msg)
 	e.retryAfter = wait
